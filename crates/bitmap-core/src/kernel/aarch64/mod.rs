@@ -1,0 +1,3 @@
+//! aarch64 kernels. An SVE kernel would be one more module here.
+
+pub(crate) mod neon;

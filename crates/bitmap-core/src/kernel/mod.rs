@@ -1,0 +1,490 @@
+//! Word-level kernels and their run-time dispatch.
+//!
+//! # Kernels
+//!
+//! | kernel | where | how |
+//! |---|---|---|
+//! | [`scalar`](KernelKind::Scalar) | everywhere | plain Rust loops, the reference |
+//! | [`portable`](KernelKind::Portable) | everywhere | `wide::u64x4`, whose backend is chosen at compile time |
+//! | [`avx2`](KernelKind::Avx2) | x86-64 with AVX2 | `core::arch`, Muła/Harley–Seal popcount |
+//! | [`neon`](KernelKind::Neon) | aarch64 | `core::arch`, `cnt` popcount |
+//!
+//! A [`Kernel`] value can only be obtained from a constructor that checked
+//! the CPU, so holding one proves its functions are safe to call: every
+//! method on it is safe. [`Kernel::available`] lists those this CPU can run,
+//! so a benchmark can time each of them in one process.
+//!
+//! # Dispatch
+//!
+//! The free functions of this module ([`popcount`], [`or_assign`],
+//! [`first_wins`], …) run on the *active* kernel. Each keeps its own cached
+//! function pointer, which starts out pointing at a detection routine: the
+//! first call picks the kernel (once per process, see [`Kernel::active`]),
+//! stores the chosen function, and every later call costs one relaxed load
+//! and one indirect call. Inputs of at most [`SMALL_WORDS`] words skip the
+//! indirect call and run the scalar loop inline, because at that size the
+//! call costs more than the SIMD saves.
+//!
+//! The active kernel is the fastest available one (AVX2, else NEON, else
+//! portable), unless the environment variable `BITMAP_CORE_KERNEL` names
+//! another (`scalar`, `portable`, `avx2`, `neon` or `auto`). Naming an
+//! unknown or unavailable kernel is an error, reported by
+//! [`Kernel::try_active`]; code that goes on to use the bitmap anyway panics
+//! with that message rather than run an instruction the CPU lacks.
+//!
+//! ```
+//! use bitmap_core::kernel::{self, Kernel, KernelKind};
+//!
+//! // Every kernel this CPU can run, each callable directly:
+//! let words = vec![0b1011_u64; 1000];
+//! for k in Kernel::available() {
+//!     assert_eq!(k.popcount(&words), 3000, "kernel {k}");
+//! }
+//! // The scalar and portable kernels exist everywhere.
+//! assert!(Kernel::new(KernelKind::Portable).is_ok());
+//! // The dispatched form uses the active kernel.
+//! assert_eq!(kernel::popcount(&words), 3000);
+//! ```
+
+use core::fmt;
+use core::str::FromStr;
+use core::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::OnceLock;
+
+mod generic;
+pub(crate) mod portable;
+pub(crate) mod scalar;
+mod simd_table;
+mod vector;
+
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+
+#[cfg(test)]
+mod tests;
+
+/// The environment variable that forces a kernel.
+pub const KERNEL_ENV_VAR: &str = "BITMAP_CORE_KERNEL";
+
+/// Inputs of at most this many words run the scalar loop inline instead of
+/// the dispatched kernel: below it, the indirect call and the SIMD set-up
+/// cost more than they save (measured in `benches/`, see
+/// `docs/PERFORMANCE.md`).
+pub const SMALL_WORDS: usize = 4;
+
+/// Which instruction set a kernel is written for.
+///
+/// `#[non_exhaustive]`: an AVX-512 kernel may be added later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum KernelKind {
+    /// Plain Rust over `u64` words; the reference.
+    Scalar,
+    /// `wide::u64x4`, vectorised with whatever the build target allows.
+    Portable,
+    /// x86-64 AVX2 through `core::arch`.
+    Avx2,
+    /// aarch64 NEON through `core::arch`.
+    Neon,
+}
+
+impl KernelKind {
+    /// Every kernel kind, available here or not, slowest first.
+    pub const ALL: [KernelKind; 4] = [KernelKind::Scalar, KernelKind::Portable, KernelKind::Avx2, KernelKind::Neon];
+
+    /// The kernel's name, as `BITMAP_CORE_KERNEL` takes it.
+    ///
+    /// ```
+    /// use bitmap_core::kernel::KernelKind;
+    /// assert_eq!(KernelKind::Avx2.name(), "avx2");
+    /// assert_eq!("avx2".parse::<KernelKind>(), Ok(KernelKind::Avx2));
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            KernelKind::Scalar => "scalar",
+            KernelKind::Portable => "portable",
+            KernelKind::Avx2 => "avx2",
+            KernelKind::Neon => "neon",
+        }
+    }
+
+    /// Whether this CPU can run the kernel.
+    pub fn is_available(self) -> bool {
+        self.table().is_some()
+    }
+
+    /// The kernel's function table, if and only if this CPU can run it. This
+    /// is the one place where CPU features are checked.
+    fn table(self) -> Option<&'static KernelFns> {
+        match self {
+            KernelKind::Scalar => Some(&scalar::FNS),
+            KernelKind::Portable => Some(&portable::FNS),
+            #[cfg(target_arch = "x86_64")]
+            KernelKind::Avx2 if x86_64::avx2::is_available() => Some(&x86_64::avx2::FNS),
+            #[cfg(target_arch = "aarch64")]
+            KernelKind::Neon if aarch64::neon::is_available() => Some(&aarch64::neon::FNS),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for KernelKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for KernelKind {
+    type Err = KernelError;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        KernelKind::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(name.trim()))
+            .ok_or_else(|| KernelError::Unknown { name: name.to_owned() })
+    }
+}
+
+/// Why a kernel could not be selected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KernelError {
+    /// The name is not a kernel's.
+    #[error("unknown kernel {name:?}: expected one of scalar, portable, avx2, neon, auto")]
+    Unknown {
+        /// The name that was given.
+        name: String,
+    },
+    /// The kernel exists but this CPU (or this build's architecture) cannot
+    /// run it.
+    #[error("kernel `{kind}` is not available on this CPU (available: {})", available_names())]
+    Unavailable {
+        /// The kernel that was asked for.
+        kind: KernelKind,
+    },
+    /// `BITMAP_CORE_KERNEL` asked for a kernel that cannot be used.
+    #[error("{KERNEL_ENV_VAR}={value:?}: {source}")]
+    Environment {
+        /// The variable's value.
+        value: String,
+        /// Why that value cannot be used.
+        source: Box<KernelError>,
+    },
+}
+
+fn available_names() -> String {
+    Kernel::available().iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// A kernel this CPU can run: holding one proves that its functions are safe
+/// to call, so all its methods are safe.
+///
+/// Its methods are the word-level operations, on slices of `u64` words. The
+/// two-operand forms panic if the slices differ in length (a caller bug, as
+/// with `copy_from_slice`).
+#[derive(Clone, Copy)]
+pub struct Kernel {
+    kind: KernelKind,
+    fns: &'static KernelFns,
+}
+
+impl fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Kernel").field(&self.kind).finish()
+    }
+}
+
+impl fmt::Display for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq for Kernel {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind
+    }
+}
+
+impl Eq for Kernel {}
+
+static ACTIVE: OnceLock<Result<Kernel, KernelError>> = OnceLock::new();
+
+impl Kernel {
+    /// The kernel of that kind, or [`KernelError::Unavailable`] if this CPU
+    /// cannot run it.
+    ///
+    /// ```
+    /// use bitmap_core::kernel::{Kernel, KernelKind};
+    /// let scalar = Kernel::new(KernelKind::Scalar).unwrap();
+    /// assert_eq!(scalar.popcount(&[u64::MAX, 1]), 65);
+    /// ```
+    pub fn new(kind: KernelKind) -> Result<Kernel, KernelError> {
+        match kind.table() {
+            Some(fns) => Ok(Kernel { kind, fns }),
+            None => Err(KernelError::Unavailable { kind }),
+        }
+    }
+
+    /// The scalar reference kernel, available everywhere.
+    pub fn scalar() -> Kernel {
+        Kernel { kind: KernelKind::Scalar, fns: &scalar::FNS }
+    }
+
+    /// The portable `wide` kernel, available everywhere.
+    pub fn portable() -> Kernel {
+        Kernel { kind: KernelKind::Portable, fns: &portable::FNS }
+    }
+
+    /// Every kernel this CPU can run, slowest first.
+    pub fn available() -> Vec<Kernel> {
+        KernelKind::ALL.into_iter().filter_map(|k| Kernel::new(k).ok()).collect()
+    }
+
+    /// The fastest kernel this CPU can run, ignoring `BITMAP_CORE_KERNEL`.
+    pub fn best() -> Kernel {
+        KernelKind::ALL.into_iter().rev().find_map(|k| Kernel::new(k).ok()).unwrap_or_else(Kernel::portable)
+    }
+
+    /// The kernel the dispatched functions use, chosen on first use and then
+    /// fixed for the life of the process: `BITMAP_CORE_KERNEL` if set, else
+    /// [`Kernel::best`]. Returns the error if the variable names a kernel that
+    /// is unknown or unavailable here.
+    ///
+    /// ```
+    /// use bitmap_core::kernel::Kernel;
+    /// match Kernel::try_active() {
+    ///     Ok(kernel) => println!("active kernel: {kernel}"),
+    ///     Err(error) => eprintln!("{error}"),
+    /// }
+    /// ```
+    pub fn try_active() -> Result<Kernel, KernelError> {
+        ACTIVE.get_or_init(select_from_environment).clone()
+    }
+
+    /// As [`Kernel::try_active`].
+    ///
+    /// # Panics
+    ///
+    /// If `BITMAP_CORE_KERNEL` names an unknown or unavailable kernel: a
+    /// process told to use a kernel must not silently use another one.
+    pub fn active() -> Kernel {
+        match Kernel::try_active() {
+            Ok(kernel) => kernel,
+            Err(error) => panic!("bitmap-core: {error}"),
+        }
+    }
+
+    /// Which kernel this is.
+    pub fn kind(self) -> KernelKind {
+        self.kind
+    }
+
+    /// The kernel's name, as `BITMAP_CORE_KERNEL` takes it.
+    pub fn name(self) -> &'static str {
+        self.kind.name()
+    }
+}
+
+fn select_from_environment() -> Result<Kernel, KernelError> {
+    let value = match std::env::var(KERNEL_ENV_VAR) {
+        Ok(value) if !value.trim().is_empty() => value,
+        _ => return Ok(Kernel::best()),
+    };
+    if value.trim().eq_ignore_ascii_case("auto") {
+        return Ok(Kernel::best());
+    }
+    value
+        .parse::<KernelKind>()
+        .and_then(Kernel::new)
+        .map_err(|source| KernelError::Environment { value: value.clone(), source: Box::new(source) })
+}
+
+#[track_caller]
+#[inline]
+fn check_same_len(a: usize, b: usize) {
+    if a != b {
+        mismatch(a, b)
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn mismatch(a: usize, b: usize) -> ! {
+    panic!("bitmap-core: word slices differ in length: {a} and {b}")
+}
+
+#[track_caller]
+#[inline]
+fn check_union(dst: &[u64], srcs: &[&[u64]]) {
+    for s in srcs {
+        check_same_len(dst.len(), s.len());
+    }
+}
+
+#[track_caller]
+#[inline]
+fn check_first_wins(inputs: &[&[u64]], outputs: &[&mut [u64]]) {
+    if inputs.len() != outputs.len() {
+        panic!("bitmap-core: first_wins has {} inputs but {} outputs", inputs.len(), outputs.len());
+    }
+    let n = inputs.first().map_or(0, |s| s.len());
+    for s in inputs {
+        check_same_len(n, s.len());
+    }
+    for s in outputs {
+        check_same_len(n, s.len());
+    }
+}
+
+/// Declares each operation once and generates from it: the field of
+/// [`KernelFns`], the safe method on [`Kernel`], and the dispatched free
+/// function with its cached function pointer.
+macro_rules! kernel_ops {
+    ($(
+        $(#[$doc:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;
+        check: $check:expr;
+        words: $words:expr;
+    )*) => {
+        /// One kernel's implementation of every operation. Its functions may
+        /// require CPU features: only [`KernelKind::table`] hands one out,
+        /// after checking them.
+        pub(crate) struct KernelFns {
+            $(pub(crate) $name: unsafe fn($($ty),*) $(-> $ret)?,)*
+        }
+
+        impl Kernel {
+            $(
+                $(#[$doc])*
+                #[inline]
+                #[track_caller]
+                pub fn $name(self, $($arg: $ty),*) $(-> $ret)? {
+                    $check;
+                    // SAFETY: a `Kernel` is only built from `KernelKind::table`,
+                    // which checked the CPU features its functions need.
+                    unsafe { (self.fns.$name)($($arg),*) }
+                }
+            )*
+        }
+
+        $(
+            $(#[$doc])*
+            ///
+            /// Runs on the active kernel ([`Kernel::active`]); inputs of at
+            /// most [`SMALL_WORDS`] words run the scalar loop inline.
+            #[inline]
+            #[track_caller]
+            pub fn $name($($arg: $ty),*) $(-> $ret)? {
+                type KernelFn = unsafe fn($($ty),*) $(-> $ret)?;
+                // Starts at `detect`, which replaces itself with the active
+                // kernel's function on first use.
+                static CACHED: AtomicPtr<()> = AtomicPtr::new(detect as KernelFn as *mut ());
+
+                // SAFETY: no precondition beyond the signature; the function it
+                // stores and calls comes from the active `Kernel`'s table.
+                unsafe fn detect($($arg: $ty),*) $(-> $ret)? {
+                    let chosen: KernelFn = Kernel::active().fns.$name;
+                    CACHED.store(chosen as *mut (), Ordering::Relaxed);
+                    // SAFETY: `chosen` belongs to a `Kernel`, whose constructor
+                    // checked the CPU features it needs.
+                    unsafe { chosen($($arg),*) }
+                }
+
+                $check;
+                if $words <= SMALL_WORDS {
+                    return scalar::$name($($arg),*);
+                }
+                let cached = CACHED.load(Ordering::Relaxed);
+                // SAFETY: `CACHED` only ever holds `detect` or a function from a
+                // kernel table, both of type `KernelFn`.
+                let function = unsafe { core::mem::transmute::<*mut (), KernelFn>(cached) };
+                // SAFETY: `detect` needs nothing; a table function's CPU features
+                // were checked by the `Kernel` that provided it.
+                unsafe { function($($arg),*) }
+            }
+        )*
+    };
+}
+
+kernel_ops! {
+    /// The number of set bits in `words`.
+    fn popcount(words: &[u64]) -> u64;
+    check: ();
+    words: words.len();
+
+    /// `popcount(a & b)`, without materialising `a & b`.
+    fn and_popcount(a: &[u64], b: &[u64]) -> u64;
+    check: check_same_len(a.len(), b.len());
+    words: a.len();
+
+    /// `popcount(a | b)`, without materialising `a | b`.
+    fn or_popcount(a: &[u64], b: &[u64]) -> u64;
+    check: check_same_len(a.len(), b.len());
+    words: a.len();
+
+    /// `popcount(a ^ b)` (the Hamming distance), without materialising `a ^ b`.
+    fn xor_popcount(a: &[u64], b: &[u64]) -> u64;
+    check: check_same_len(a.len(), b.len());
+    words: a.len();
+
+    /// `popcount(a & !b)`, without materialising `a & !b`.
+    fn and_not_popcount(a: &[u64], b: &[u64]) -> u64;
+    check: check_same_len(a.len(), b.len());
+    words: a.len();
+
+    /// `dst &= src`, word by word.
+    fn and_assign(dst: &mut [u64], src: &[u64]);
+    check: check_same_len(dst.len(), src.len());
+    words: dst.len();
+
+    /// `dst |= src`, word by word.
+    fn or_assign(dst: &mut [u64], src: &[u64]);
+    check: check_same_len(dst.len(), src.len());
+    words: dst.len();
+
+    /// `dst ^= src`, word by word.
+    fn xor_assign(dst: &mut [u64], src: &[u64]);
+    check: check_same_len(dst.len(), src.len());
+    words: dst.len();
+
+    /// `dst &= !src`, word by word.
+    fn and_not_assign(dst: &mut [u64], src: &[u64]);
+    check: check_same_len(dst.len(), src.len());
+    words: dst.len();
+
+    /// `dst = !dst`, word by word (every bit of every word: a bitmap must
+    /// clear its tail afterwards).
+    fn not_assign(dst: &mut [u64]);
+    check: ();
+    words: dst.len();
+
+    /// `dst = srcs[0] | srcs[1] | …` in one pass over the words; no sources
+    /// clears `dst`.
+    fn union_many(dst: &mut [u64], srcs: &[&[u64]]);
+    check: check_union(dst, srcs);
+    words: dst.len();
+
+    /// The first-wins split: for each word, in input order,
+    /// `outputs[a] = inputs[a] & !claimed; claimed |= inputs[a]`, so every
+    /// set input bit goes to the first input that has it and no two outputs
+    /// overlap. One pass; each output word is written once.
+    ///
+    /// Panics unless there are as many outputs as inputs, all of one length.
+    fn first_wins(inputs: &[&[u64]], outputs: &mut [&mut [u64]]);
+    check: check_first_wins(inputs, outputs);
+    words: inputs.len() * inputs.first().map_or(0, |s| s.len());
+
+    /// The index of the first non-zero word.
+    fn position_nonzero(words: &[u64]) -> Option<usize>;
+    check: ();
+    words: words.len();
+
+    /// The index of the first word that is not all ones.
+    fn position_not_all_ones(words: &[u64]) -> Option<usize>;
+    check: ();
+    words: words.len();
+}

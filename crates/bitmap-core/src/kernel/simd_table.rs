@@ -1,0 +1,124 @@
+//! Builds a kernel's function table from a [`Vector`](super::vector::Vector)
+//! type: one `#[target_feature]` wrapper per operation around the generic
+//! loop, so that each instruction set is a `Vector` impl and one macro call.
+
+/// `simd_kernel_table!(VectorType, "feature,list")` defines `pub(crate) static
+/// FNS: KernelFns` whose functions run the generic loops over `VectorType`,
+/// compiled with the listed target features. Without a feature list the
+/// wrappers are plain functions (for the portable kernel).
+macro_rules! simd_kernel_table {
+    ($vector:ty $(, $feature:literal)?) => {
+        use $crate::kernel::generic::{self, And, AndNot, Inverted, Or, Pair, Words, Xor};
+        use $crate::kernel::KernelFns;
+
+        /// This kernel's function table. Its functions require the CPU
+        /// features of the kernel: reach it only through a
+        /// [`Kernel`]($crate::kernel::Kernel), whose constructor checks them.
+        pub(crate) static FNS: KernelFns = KernelFns {
+            popcount,
+            and_popcount,
+            or_popcount,
+            xor_popcount,
+            and_not_popcount,
+            and_assign,
+            or_assign,
+            xor_assign,
+            and_not_assign,
+            not_assign,
+            union_many,
+            first_wins,
+            position_nonzero,
+            position_not_all_ones,
+        };
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn popcount(words: &[u64]) -> u64 {
+            // SAFETY: `Words` covers `words.len()` words; the caller
+            // guarantees the CPU features this function is compiled for.
+            unsafe { generic::popcount::<$vector, _>(Words::new(words), words.len()) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn and_popcount(a: &[u64], b: &[u64]) -> u64 {
+            // SAFETY: the pair is read over the shorter length; the caller
+            // guarantees the CPU features.
+            unsafe { generic::popcount::<$vector, _>(Pair::<And>::new(a, b), a.len().min(b.len())) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn or_popcount(a: &[u64], b: &[u64]) -> u64 {
+            // SAFETY: as `and_popcount`.
+            unsafe { generic::popcount::<$vector, _>(Pair::<Or>::new(a, b), a.len().min(b.len())) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn xor_popcount(a: &[u64], b: &[u64]) -> u64 {
+            // SAFETY: as `and_popcount`.
+            unsafe { generic::popcount::<$vector, _>(Pair::<Xor>::new(a, b), a.len().min(b.len())) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn and_not_popcount(a: &[u64], b: &[u64]) -> u64 {
+            // SAFETY: as `and_popcount`.
+            unsafe { generic::popcount::<$vector, _>(Pair::<AndNot>::new(a, b), a.len().min(b.len())) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn and_assign(dst: &mut [u64], src: &[u64]) {
+            // SAFETY: the caller guarantees the CPU features.
+            unsafe { generic::assign::<$vector, And>(dst, src) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn or_assign(dst: &mut [u64], src: &[u64]) {
+            // SAFETY: the caller guarantees the CPU features.
+            unsafe { generic::assign::<$vector, Or>(dst, src) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn xor_assign(dst: &mut [u64], src: &[u64]) {
+            // SAFETY: the caller guarantees the CPU features.
+            unsafe { generic::assign::<$vector, Xor>(dst, src) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn and_not_assign(dst: &mut [u64], src: &[u64]) {
+            // SAFETY: the caller guarantees the CPU features.
+            unsafe { generic::assign::<$vector, AndNot>(dst, src) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn not_assign(dst: &mut [u64]) {
+            // SAFETY: the caller guarantees the CPU features.
+            unsafe { generic::not::<$vector>(dst) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn union_many(dst: &mut [u64], srcs: &[&[u64]]) {
+            // SAFETY: the caller guarantees the CPU features.
+            unsafe { generic::union_many::<$vector>(dst, srcs) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn first_wins(inputs: &[&[u64]], outputs: &mut [&mut [u64]]) {
+            // SAFETY: the caller guarantees the CPU features.
+            unsafe { generic::first_wins::<$vector>(inputs, outputs) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn position_nonzero(words: &[u64]) -> Option<usize> {
+            // SAFETY: `Words` covers `words.len()` words; the caller
+            // guarantees the CPU features.
+            unsafe { generic::position_nonzero::<$vector, _>(Words::new(words), words.len()) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn position_not_all_ones(words: &[u64]) -> Option<usize> {
+            // SAFETY: `Inverted` covers `words.len()` words; the caller
+            // guarantees the CPU features.
+            unsafe { generic::position_nonzero::<$vector, _>(Inverted::new(words), words.len()) }
+        }
+    };
+}
+
+pub(crate) use simd_kernel_table;

@@ -1,0 +1,2 @@
+//! bitmap-core (work in progress)
+pub mod kernel;
