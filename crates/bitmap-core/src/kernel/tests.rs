@@ -1,0 +1,353 @@
+//! Every available kernel against a naive reference, over every length up to
+//! a few Harley–Seal blocks and every word alignment, in the manner of
+//! memchr's `src/tests/`.
+//!
+//! The reference here is written independently of `scalar.rs` (bit by bit
+//! where that is the obvious definition), so the scalar kernel is tested too.
+
+use super::*;
+
+/// Lengths in words: every length through three 16-vector AVX2 blocks
+/// (3 * 64 words) plus a tail, then a few larger ones.
+fn lengths() -> Vec<usize> {
+    if cfg!(miri) {
+        // Miri runs each operation thousands of times slower: keep every
+        // loop shape (SIMD blocks, single vectors, tails) but fewer sizes.
+        vec![0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 67]
+    } else {
+        (0..=200).chain([255, 256, 257, 1000, 4097]).collect()
+    }
+}
+
+/// Word offsets into a larger buffer, so each kernel sees every alignment of
+/// its 32-byte (AVX2) and 16-byte (NEON) vectors.
+const OFFSETS: [usize; 4] = [0, 1, 2, 3];
+
+/// A deterministic xorshift generator: the tests need varied bits, not
+/// statistical quality, and no dependency.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// Words of several densities, chosen by `seed`: empty, full, sparse,
+    /// dense and uniform, so that early exits and carries are all exercised.
+    fn words(&mut self, n: usize, density: u32) -> Vec<u64> {
+        (0..n)
+            .map(|_| match density % 5 {
+                0 => 0,
+                1 => u64::MAX,
+                2 => self.next() & self.next() & self.next(),
+                3 => self.next() | self.next() | self.next(),
+                _ => self.next(),
+            })
+            .collect()
+    }
+}
+
+fn bits(w: u64) -> impl Iterator<Item = bool> {
+    (0..64).map(move |b| w >> b & 1 == 1)
+}
+
+fn naive_popcount(words: &[u64]) -> u64 {
+    words.iter().flat_map(|&w| bits(w)).filter(|&b| b).count() as u64
+}
+
+fn naive_binary(a: &[u64], b: &[u64], op: fn(bool, bool) -> bool) -> Vec<u64> {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| bits(x).zip(bits(y)).enumerate().fold(0, |w, (i, (p, q))| w | (u64::from(op(p, q)) << i)))
+        .collect()
+}
+
+const OPS: [(&str, fn(bool, bool) -> bool); 4] =
+    [("and", |p, q| p & q), ("or", |p, q| p | q), ("xor", |p, q| p ^ q), ("and_not", |p, q| p & !q)];
+
+/// Copies `words` into a buffer at word offset `offset` and returns the
+/// buffer; `&buf[offset..]` is then misaligned by `offset` words.
+fn placed(words: &[u64], offset: usize) -> Vec<u64> {
+    let mut buf = vec![0xDEAD_BEEF_u64; offset];
+    buf.extend_from_slice(words);
+    buf
+}
+
+#[test]
+fn every_kernel_is_listed_and_names_round_trip() {
+    let available = Kernel::available();
+    assert!(available.contains(&Kernel::scalar()));
+    assert!(available.contains(&Kernel::portable()));
+    assert!(available.contains(&Kernel::best()));
+    for kind in KernelKind::ALL {
+        assert_eq!(kind.name().parse::<KernelKind>(), Ok(kind));
+        assert_eq!(kind.is_available(), available.iter().any(|k| k.kind() == kind));
+    }
+    #[cfg(target_arch = "x86_64")]
+    assert_eq!(KernelKind::Avx2.is_available(), std::is_x86_feature_detected!("avx2"));
+    #[cfg(target_arch = "aarch64")]
+    assert!(KernelKind::Neon.is_available());
+    #[cfg(not(target_arch = "x86_64"))]
+    assert_eq!(Kernel::new(KernelKind::Avx2), Err(KernelError::Unavailable { kind: KernelKind::Avx2 }));
+    #[cfg(not(target_arch = "aarch64"))]
+    assert_eq!(Kernel::new(KernelKind::Neon), Err(KernelError::Unavailable { kind: KernelKind::Neon }));
+    assert!(matches!("avx512".parse::<KernelKind>(), Err(KernelError::Unknown { .. })));
+}
+
+#[test]
+fn popcount_matches_reference() {
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    for kernel in Kernel::available() {
+        for n in lengths() {
+            for offset in OFFSETS {
+                for density in 0..5 {
+                    let words = rng.words(n, density);
+                    let buf = placed(&words, offset);
+                    let expected = naive_popcount(&words);
+                    assert_eq!(kernel.popcount(&buf[offset..]), expected, "{kernel} n={n} offset={offset}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fused_counts_and_assignments_match_reference() {
+    let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+    for kernel in Kernel::available() {
+        for n in lengths() {
+            for offset in OFFSETS {
+                let density = (n + offset) as u32;
+                let a = rng.words(n, density);
+                let b = rng.words(n, density / 5 + 1);
+                let (abuf, bbuf) = (placed(&a, offset), placed(&b, (offset + 1) % 4));
+                let (a_view, b_view) = (&abuf[offset..], &bbuf[(offset + 1) % 4..]);
+                for (name, op) in OPS {
+                    let expected = naive_binary(&a, &b, op);
+                    let count = naive_popcount(&expected);
+                    let fused = match name {
+                        "and" => kernel.and_popcount(a_view, b_view),
+                        "or" => kernel.or_popcount(a_view, b_view),
+                        "xor" => kernel.xor_popcount(a_view, b_view),
+                        _ => kernel.and_not_popcount(a_view, b_view),
+                    };
+                    assert_eq!(fused, count, "{kernel} {name}_popcount n={n} offset={offset}");
+
+                    let mut dst = abuf.clone();
+                    let d = &mut dst[offset..];
+                    match name {
+                        "and" => kernel.and_assign(d, b_view),
+                        "or" => kernel.or_assign(d, b_view),
+                        "xor" => kernel.xor_assign(d, b_view),
+                        _ => kernel.and_not_assign(d, b_view),
+                    }
+                    assert_eq!(&dst[offset..], &expected[..], "{kernel} {name}_assign n={n} offset={offset}");
+                    assert!(dst[..offset].iter().all(|&w| w == 0xDEAD_BEEF), "{kernel} wrote before the slice");
+                }
+                let mut dst = abuf.clone();
+                kernel.not_assign(&mut dst[offset..]);
+                let expected: Vec<u64> = a.iter().map(|&w| !w).collect();
+                assert_eq!(&dst[offset..], &expected[..], "{kernel} not n={n}");
+            }
+        }
+    }
+}
+
+#[test]
+fn kernels_never_write_past_the_slice() {
+    for kernel in Kernel::available() {
+        for n in lengths() {
+            let src = vec![u64::MAX; n + 8];
+            let mut buf = vec![0u64; n + 8];
+            kernel.or_assign(&mut buf[..n], &src[..n]);
+            kernel.not_assign(&mut buf[n..n]);
+            assert!(buf[n..].iter().all(|&w| w == 0), "{kernel} or_assign n={n}");
+            let mut outs = [vec![0u64; n + 8], vec![0u64; n + 8]];
+            let [o0, o1] = &mut outs;
+            kernel.first_wins(&[&src[..n], &src[..n]], &mut [&mut o0[..n], &mut o1[..n]]);
+            assert!(o0[n..].iter().chain(&o1[n..]).all(|&w| w == 0), "{kernel} first_wins n={n}");
+            kernel.union_many(&mut buf[..n], &[&src[..n]]);
+            assert!(buf[n..].iter().all(|&w| w == 0), "{kernel} union_many n={n}");
+        }
+    }
+}
+
+#[test]
+fn union_many_matches_reference() {
+    let mut rng = XorShift(0xD1B5_4A32_D192_ED03);
+    let input_counts = if cfg!(miri) { vec![0, 1, 3] } else { (0..=9).collect() };
+    for kernel in Kernel::available() {
+        for n in lengths() {
+            for &count in &input_counts {
+                let inputs: Vec<Vec<u64>> = (0..count).map(|i| rng.words(n, (i + n) as u32 % 5)).collect();
+                let views: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
+                let expected: Vec<u64> = (0..n).map(|i| inputs.iter().fold(0, |acc, s| acc | s[i])).collect();
+                let mut dst = rng.words(n, 4);
+                kernel.union_many(&mut dst, &views);
+                assert_eq!(dst, expected, "{kernel} union of {count} n={n}");
+            }
+        }
+    }
+}
+
+/// The first-wins split, bit by bit: each set bit goes to the first input
+/// that has it.
+fn naive_first_wins(inputs: &[Vec<u64>], n: usize) -> Vec<Vec<u64>> {
+    let mut outputs = vec![vec![0u64; n]; inputs.len()];
+    for bit in 0..n * 64 {
+        let (word, mask) = (bit / 64, 1u64 << (bit % 64));
+        if let Some(first) = inputs.iter().position(|input| input[word] & mask != 0) {
+            outputs[first][word] |= mask;
+        }
+    }
+    outputs
+}
+
+#[test]
+fn first_wins_matches_reference() {
+    let mut rng = XorShift(0xA076_1D64_78BD_642F);
+    let input_counts = if cfg!(miri) { vec![0, 1, 3] } else { (0..=9).collect() };
+    let lengths: Vec<usize> = lengths().into_iter().filter(|&n| n <= 300).collect();
+    for kernel in Kernel::available() {
+        for &n in &lengths {
+            for &count in &input_counts {
+                let inputs: Vec<Vec<u64>> = (0..count).map(|i| rng.words(n, (i * 3 + n) as u32 % 5)).collect();
+                let views: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
+                // Outputs start dirty: the kernel must overwrite every word.
+                let mut outputs: Vec<Vec<u64>> = (0..count).map(|_| rng.words(n, 4)).collect();
+                let mut output_views: Vec<&mut [u64]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
+                kernel.first_wins(&views, &mut output_views);
+                assert_eq!(outputs, naive_first_wins(&inputs, n), "{kernel} {count} inputs n={n}");
+            }
+        }
+    }
+}
+
+#[test]
+fn positions_match_reference() {
+    for kernel in Kernel::available() {
+        for n in lengths() {
+            let zeros = vec![0u64; n];
+            let ones = vec![u64::MAX; n];
+            assert_eq!(kernel.position_nonzero(&zeros), None, "{kernel} n={n}");
+            assert_eq!(kernel.position_not_all_ones(&ones), None, "{kernel} n={n}");
+            for at in 0..n {
+                let mut z = zeros.clone();
+                z[at] = 1 << (at % 64);
+                // A later non-zero word must not hide the first one.
+                z[n - 1] |= 1;
+                assert_eq!(kernel.position_nonzero(&z), Some(at), "{kernel} n={n} at={at}");
+                let mut o = ones.clone();
+                o[at] = !(1 << (at % 64));
+                o[n - 1] &= !2;
+                assert_eq!(kernel.position_not_all_ones(&o), Some(at), "{kernel} n={n} at={at}");
+            }
+        }
+    }
+}
+
+#[test]
+fn dispatched_functions_agree_with_the_scalar_kernel() {
+    let mut rng = XorShift(0x1234_5678_9ABC_DEF1);
+    let scalar = Kernel::scalar();
+    for n in lengths() {
+        let a = rng.words(n, n as u32);
+        let b = rng.words(n, n as u32 + 2);
+        assert_eq!(popcount(&a), scalar.popcount(&a));
+        assert_eq!(and_popcount(&a, &b), scalar.and_popcount(&a, &b));
+        assert_eq!(or_popcount(&a, &b), scalar.or_popcount(&a, &b));
+        assert_eq!(xor_popcount(&a, &b), scalar.xor_popcount(&a, &b));
+        assert_eq!(and_not_popcount(&a, &b), scalar.and_not_popcount(&a, &b));
+        assert_eq!(position_nonzero(&a), scalar.position_nonzero(&a));
+        assert_eq!(position_not_all_ones(&a), scalar.position_not_all_ones(&a));
+        let (mut x, mut y) = (a.clone(), a.clone());
+        xor_assign(&mut x, &b);
+        scalar.xor_assign(&mut y, &b);
+        assert_eq!(x, y);
+        let (mut o1, mut o2, mut p1, mut p2) = (vec![0; n], vec![0; n], vec![0; n], vec![0; n]);
+        first_wins(&[&a, &b], &mut [&mut o1, &mut o2]);
+        scalar.first_wins(&[&a, &b], &mut [&mut p1, &mut p2]);
+        assert_eq!((o1, o2), (p1, p2));
+    }
+}
+
+#[test]
+#[should_panic(expected = "word slices differ in length: 3 and 4")]
+fn mismatched_lengths_panic() {
+    Kernel::portable().or_assign(&mut [0; 3], &[0; 4]);
+}
+
+#[test]
+#[should_panic(expected = "first_wins has 2 inputs but 1 outputs")]
+fn first_wins_needs_one_output_per_input() {
+    Kernel::scalar().first_wins(&[&[0], &[0]], &mut [&mut [0]]);
+}
+
+#[test]
+#[should_panic(expected = "word slices differ in length: 2 and 1")]
+fn first_wins_needs_equal_lengths() {
+    first_wins(&[&[0, 0], &[0]], &mut [&mut [0, 0], &mut [0]]);
+}
+
+#[test]
+fn unknown_and_unavailable_names_are_errors() {
+    let err = "sse9".parse::<KernelKind>().unwrap_err();
+    assert!(err.to_string().contains("unknown kernel \"sse9\""), "{err}");
+    let unavailable = KernelError::Unavailable { kind: KernelKind::Neon };
+    assert!(unavailable.to_string().contains("kernel `neon` is not available"), "{unavailable}");
+}
+
+/// Runs this test binary again, as a child process with
+/// `BITMAP_CORE_KERNEL=value`, executing only
+/// [`child_reports_the_active_kernel`], which checks `expect`. A child is
+/// needed because the choice is made once per process (and because setting
+/// environment variables in a multi-threaded test process is unsound).
+fn run_child(value: &str, expect: &str) {
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "kernel::tests::child_reports_the_active_kernel", "--test-threads=1", "--quiet"])
+        .env(KERNEL_ENV_VAR, value)
+        .env("BITMAP_CORE_TEST_EXPECT", expect)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "child with {KERNEL_ENV_VAR}={value:?} expected {expect:?}");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "Miri cannot spawn processes")]
+fn environment_variable_forces_or_rejects_a_kernel() {
+    for kernel in Kernel::available() {
+        run_child(kernel.name(), &format!("ok {kernel}"));
+        run_child(&kernel.name().to_uppercase(), &format!("ok {kernel}"));
+    }
+    run_child("", &format!("ok {}", Kernel::best()));
+    run_child("auto", &format!("ok {}", Kernel::best()));
+    run_child("sse9", "err BITMAP_CORE_KERNEL=\"sse9\": unknown kernel");
+    for kind in KernelKind::ALL.into_iter().filter(|k| !k.is_available()) {
+        run_child(kind.name(), &format!("err BITMAP_CORE_KERNEL=\"{kind}\": kernel `{kind}` is not available"));
+    }
+}
+
+/// Does nothing unless run by [`run_child`].
+#[test]
+fn child_reports_the_active_kernel() {
+    let Ok(expect) = std::env::var("BITMAP_CORE_TEST_EXPECT") else { return };
+    let got = match Kernel::try_active() {
+        Ok(kernel) => format!("ok {kernel}"),
+        Err(error) => format!("err {error}"),
+    };
+    assert!(got.starts_with(&expect), "got {got:?}, expected {expect:?}");
+    let words = [u64::MAX; 64];
+    let result = std::panic::catch_unwind(|| popcount(&words));
+    if expect.starts_with("ok") {
+        assert_eq!(result.unwrap(), 64 * 64);
+    } else {
+        // Told to use a kernel it cannot, the process must not run another.
+        assert!(result.is_err(), "a dispatched call must panic on a bad {KERNEL_ENV_VAR}");
+    }
+}
