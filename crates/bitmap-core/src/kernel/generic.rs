@@ -179,7 +179,7 @@ unsafe fn carry_save<V: Vector>(a: V, b: V, c: V) -> (V, V) {
 pub(crate) unsafe fn popcount<V: Vector, S: Source>(src: S, n: usize) -> u64 {
     let w = V::WORDS;
     let mut i = 0;
-    // SAFETY (whole body): every index passed to `src` is checked against
+    // SAFETY: every index passed to `src` is checked against
     // `n` by the loop conditions; the caller guarantees V's feature.
     unsafe {
         let mut total = V::zero();
@@ -231,7 +231,7 @@ pub(crate) unsafe fn popcount<V: Vector, S: Source>(src: S, n: usize) -> u64 {
 pub(crate) unsafe fn position_nonzero<V: Vector, S: Source>(src: S, n: usize) -> Option<usize> {
     let w = V::WORDS;
     let mut i = 0;
-    // SAFETY (whole body): indices are checked against `n` by the loop
+    // SAFETY: indices are checked against `n` by the loop
     // conditions; the caller guarantees V's feature.
     unsafe {
         // Four vectors per test: one branch per 4 * w words while the
@@ -267,7 +267,7 @@ pub(crate) unsafe fn assign<V: Vector, O: BinaryOp>(dst: &mut [u64], src: &[u64]
     let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
     let w = V::WORDS;
     let mut i = 0;
-    // SAFETY (whole body): indices are checked against `n`, the shorter
+    // SAFETY: indices are checked against `n`, the shorter
     // length, by the loop conditions; the caller guarantees V's feature.
     unsafe {
         while i + 4 * w <= n {
@@ -299,7 +299,7 @@ pub(crate) unsafe fn not<V: Vector>(dst: &mut [u64]) {
     let d = dst.as_mut_ptr();
     let w = V::WORDS;
     let mut i = 0;
-    // SAFETY (whole body): indices are checked against `n` by the loop
+    // SAFETY: indices are checked against `n` by the loop
     // conditions; the caller guarantees V's feature.
     unsafe {
         while i + 4 * w <= n {
@@ -338,7 +338,7 @@ pub(crate) unsafe fn union_many<V: Vector>(dst: &mut [u64], srcs: &[&[u64]]) {
     let d = dst.as_mut_ptr();
     let w = V::WORDS;
     let mut i = 0;
-    // SAFETY (whole body): every slice holds at least `n` words, and indices
+    // SAFETY: every slice holds at least `n` words, and indices
     // are checked against `n` by the loop conditions; the caller guarantees
     // V's feature.
     unsafe {
@@ -377,16 +377,13 @@ pub(crate) unsafe fn union_many<V: Vector>(dst: &mut [u64], srcs: &[&[u64]]) {
 pub(crate) unsafe fn first_wins<V: Vector>(inputs: &[&[u64]], outputs: &mut [&mut [u64]]) {
     let m = inputs.len().min(outputs.len());
     let (inputs, outputs) = (&inputs[..m], &mut outputs[..m]);
-    let n = common_len(
-        usize::MAX,
-        inputs.iter().map(|s| s.len()).chain(outputs.iter().map(|s| s.len())),
-    );
+    let n = common_len(usize::MAX, inputs.iter().map(|s| s.len()).chain(outputs.iter().map(|s| s.len())));
     if m == 0 {
         return;
     }
     let w = V::WORDS;
     let mut i = 0;
-    // SAFETY (whole body): every slice holds at least `n` words, indices are
+    // SAFETY: every slice holds at least `n` words, indices are
     // checked against `n` by the loop conditions, and `a < m` indexes both
     // lists; the caller guarantees V's feature.
     unsafe {

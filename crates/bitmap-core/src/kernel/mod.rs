@@ -347,7 +347,7 @@ macro_rules! kernel_ops {
     ($(
         $(#[$doc:meta])*
         fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;
-        check: $check:expr;
+        check: $check:block;
         words: $words:expr;
     )*) => {
         /// One kernel's implementation of every operation. Its functions may
@@ -413,59 +413,59 @@ macro_rules! kernel_ops {
 kernel_ops! {
     /// The number of set bits in `words`.
     fn popcount(words: &[u64]) -> u64;
-    check: ();
+    check: {};
     words: words.len();
 
     /// `popcount(a & b)`, without materialising `a & b`.
     fn and_popcount(a: &[u64], b: &[u64]) -> u64;
-    check: check_same_len(a.len(), b.len());
+    check: { check_same_len(a.len(), b.len()) };
     words: a.len();
 
     /// `popcount(a | b)`, without materialising `a | b`.
     fn or_popcount(a: &[u64], b: &[u64]) -> u64;
-    check: check_same_len(a.len(), b.len());
+    check: { check_same_len(a.len(), b.len()) };
     words: a.len();
 
     /// `popcount(a ^ b)` (the Hamming distance), without materialising `a ^ b`.
     fn xor_popcount(a: &[u64], b: &[u64]) -> u64;
-    check: check_same_len(a.len(), b.len());
+    check: { check_same_len(a.len(), b.len()) };
     words: a.len();
 
     /// `popcount(a & !b)`, without materialising `a & !b`.
     fn and_not_popcount(a: &[u64], b: &[u64]) -> u64;
-    check: check_same_len(a.len(), b.len());
+    check: { check_same_len(a.len(), b.len()) };
     words: a.len();
 
     /// `dst &= src`, word by word.
     fn and_assign(dst: &mut [u64], src: &[u64]);
-    check: check_same_len(dst.len(), src.len());
+    check: { check_same_len(dst.len(), src.len()) };
     words: dst.len();
 
     /// `dst |= src`, word by word.
     fn or_assign(dst: &mut [u64], src: &[u64]);
-    check: check_same_len(dst.len(), src.len());
+    check: { check_same_len(dst.len(), src.len()) };
     words: dst.len();
 
     /// `dst ^= src`, word by word.
     fn xor_assign(dst: &mut [u64], src: &[u64]);
-    check: check_same_len(dst.len(), src.len());
+    check: { check_same_len(dst.len(), src.len()) };
     words: dst.len();
 
     /// `dst &= !src`, word by word.
     fn and_not_assign(dst: &mut [u64], src: &[u64]);
-    check: check_same_len(dst.len(), src.len());
+    check: { check_same_len(dst.len(), src.len()) };
     words: dst.len();
 
     /// `dst = !dst`, word by word (every bit of every word: a bitmap must
     /// clear its tail afterwards).
     fn not_assign(dst: &mut [u64]);
-    check: ();
+    check: {};
     words: dst.len();
 
     /// `dst = srcs[0] | srcs[1] | …` in one pass over the words; no sources
     /// clears `dst`.
     fn union_many(dst: &mut [u64], srcs: &[&[u64]]);
-    check: check_union(dst, srcs);
+    check: { check_union(dst, srcs) };
     words: dst.len();
 
     /// The first-wins split: for each word, in input order,
@@ -475,16 +475,16 @@ kernel_ops! {
     ///
     /// Panics unless there are as many outputs as inputs, all of one length.
     fn first_wins(inputs: &[&[u64]], outputs: &mut [&mut [u64]]);
-    check: check_first_wins(inputs, outputs);
+    check: { check_first_wins(inputs, outputs) };
     words: inputs.len() * inputs.first().map_or(0, |s| s.len());
 
     /// The index of the first non-zero word.
     fn position_nonzero(words: &[u64]) -> Option<usize>;
-    check: ();
+    check: {};
     words: words.len();
 
     /// The index of the first word that is not all ones.
     fn position_not_all_ones(words: &[u64]) -> Option<usize>;
-    check: ();
+    check: {};
     words: words.len();
 }

@@ -98,11 +98,8 @@ pub(crate) fn union_many(dst: &mut [u64], srcs: &[&[u64]]) {
 #[inline]
 pub(crate) fn first_wins(inputs: &[&[u64]], outputs: &mut [&mut [u64]]) {
     let m = inputs.len().min(outputs.len());
-    let n = inputs[..m]
-        .iter()
-        .map(|s| s.len())
-        .chain(outputs[..m].iter().map(|s| s.len()))
-        .fold(usize::MAX, usize::min);
+    let n =
+        inputs[..m].iter().map(|s| s.len()).chain(outputs[..m].iter().map(|s| s.len())).fold(usize::MAX, usize::min);
     if m == 0 {
         return;
     }
