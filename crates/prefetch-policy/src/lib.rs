@@ -1,1 +1,142 @@
-//! placeholder
+//! Prefetch load-plan policies for an LMCache-style KV-cache controller.
+//!
+//! When a request's keys are missing from L1, the controller asks every L2
+//! adapter which of them it holds (`lookup_and_lock`), then a
+//! [`PrefetchPolicy`] decides which adapter loads which key — a
+//! [`LoadPlan`] — and which loaded keys stay in L1. This crate is the
+//! policy layer of LMCache's `prefetch_policy.py`, on
+//! [`bitmap_core`]'s SIMD kernels:
+//!
+//! - the [`PrefetchPolicy`] trait, object-safe, taking the keys as a cheap
+//!   [`Keys`] view (a bare count when no policy needs the key objects);
+//! - the built-in policies [`DefaultPolicy`] (`default`: each key from the
+//!   lowest-indexed adapter that holds it) and [`RetainPolicy`] (`retain`:
+//!   the same plan, every key kept in L1);
+//! - a thread-safe [`PolicyRegistry`] of policies by name, and the
+//!   process-wide [`global_registry`];
+//! - [`LoadPlan`], with what a controller does next (prefix trimming,
+//!   unlock masks, per-adapter key lists) and [`validate`](LoadPlan::validate);
+//!   [`PrefetchDecision`] strings those steps together;
+//! - [`ObjectKey`], LMCache's validated key, and [`reference`](mod@reference)
+//!   implementations for tests and benchmarks.
+//!
+//! # Planning
+//!
+//! ```
+//! use bitmap_core::Bitmap;
+//! use prefetch_policy::{AdapterDescriptor, DefaultPolicy, Keys, LookupResults, PrefetchPolicy};
+//!
+//! // 1,024 keys; three adapters answered their lookups.
+//! let num_keys = 1024;
+//! let mut lookup = LookupResults::new();
+//! lookup.insert(0, Bitmap::with_prefix(num_keys, 300)); // DRAM: keys 0..300
+//! lookup.insert(1, Bitmap::with_prefix(num_keys, 700)); // disk: keys 0..700
+//! let mut remote = Bitmap::new(num_keys);
+//! remote.set_range(650..);
+//! lookup.insert(2, remote); // remote: keys 650..1024
+//! let adapters =
+//!     [AdapterDescriptor::new(0, "dram"), AdapterDescriptor::new(1, "disk"), AdapterDescriptor::new(2, "remote")];
+//!
+//! let plan = DefaultPolicy::new().select_load_plan(Keys::count(num_keys), &lookup, &adapters)?;
+//! assert_eq!(plan.get(0).map(Bitmap::popcount), Some(300));
+//! assert_eq!(plan.get(1).map(Bitmap::popcount), Some(400)); // 300..700
+//! assert_eq!(plan.get(2).map(Bitmap::popcount), Some(324)); // 700..1024
+//! assert_eq!(plan.prefix_len(), num_keys);
+//! plan.validate(&lookup, &adapters)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Reusing buffers
+//!
+//! [`PrefetchPolicy::select_load_plan_into`] plans into an existing
+//! [`LoadPlan`], which keeps its bitmaps between calls: once warmed up (or
+//! built with [`LoadPlan::with_capacity`]) it plans without allocating.
+//! `tests/no_alloc.rs` proves it with a counting allocator.
+//!
+//! ```
+//! use bitmap_core::Bitmap;
+//! use prefetch_policy::{AdapterDescriptor, DefaultPolicy, Keys, LoadPlan, LookupResults, PrefetchPolicy};
+//!
+//! let policy = DefaultPolicy::new();
+//! let adapters = [AdapterDescriptor::new(0, "dram"), AdapterDescriptor::new(1, "disk")];
+//! let mut lookup = LookupResults::with_capacity(1024, 2);
+//! let mut plan = LoadPlan::with_capacity(1024, 2);
+//! for request in 0..3 {
+//!     lookup.clear();
+//!     lookup.insert_clear(0, 1024).set_range(..100 * request);
+//!     lookup.insert_clear(1, 1024).set_range(..);
+//!     policy.select_load_plan_into(Keys::count(1024), &lookup, &adapters, &mut plan)?;
+//!     assert_eq!(plan.get(1).map(Bitmap::popcount), Some(1024 - 100 * request));
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # After the plan
+//!
+//! Only the contiguous run of loadable keys from key 0 is worth loading;
+//! the keys each adapter locked but will not load are unlocked at once.
+//!
+//! ```
+//! use prefetch_policy::{AdapterDescriptor, DefaultPolicy, Keys, LookupResults, PrefetchPolicy};
+//!
+//! // key:                              012345
+//! let lookup = LookupResults::from([(0, "110011".parse()?), (1, "011001".parse()?)]);
+//! let adapters = [AdapterDescriptor::new(0, "dram"), AdapterDescriptor::new(1, "disk")];
+//! let mut plan = DefaultPolicy::new().select_load_plan(Keys::count(6), &lookup, &adapters)?;
+//! assert_eq!(plan.trim_to_loadable_prefix(), 3); // nobody holds key 3
+//! assert_eq!(plan.to_index_lists(), [(0, vec![0, 1]), (1, vec![2])]);
+//! let unlock = plan.unlock_masks(&lookup)?;
+//! assert_eq!(format!("{unlock:?}"), "{0: 000011, 1: 010001}");
+//! let names = ["k0", "k1", "k2", "k3", "k4", "k5"];
+//! assert_eq!(plan.gather(&names)?, [(0, vec![&"k0", &"k1"]), (1, vec![&"k2"])]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Policies by name
+//!
+//! ```
+//! use prefetch_policy::{create_prefetch_policy, registered_prefetch_policies, Keys, PolicyRegistry, RetainPolicy};
+//!
+//! assert!(registered_prefetch_policies().contains(&"retain".to_owned()));
+//! let policy = create_prefetch_policy("retain")?;
+//! assert_eq!(policy.select_l1_retentions(Keys::count(3)), [true; 3]);
+//!
+//! // A registry of one's own, for tests or embedding.
+//! let registry = PolicyRegistry::new();
+//! registry.register("keep-all", || Box::new(RetainPolicy::new()))?;
+//! assert_eq!(registry.names(), ["keep-all"]);
+//! assert!(registry.create("default").is_err());
+//! # Ok::<(), prefetch_policy::RegistryError>(())
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod adapter;
+mod adapter_map;
+mod controller;
+mod error;
+mod first_wins;
+mod keys;
+mod lookup;
+mod object_key;
+mod plan;
+mod policy;
+pub mod reference;
+mod registry;
+mod validate;
+
+pub use adapter::AdapterDescriptor;
+pub use adapter_map::{Entries, IntoEntries};
+pub use controller::PrefetchDecision;
+pub use error::{KeyError, KeyField, PlanError, PlanViolation, RegistryError};
+pub use first_wins::{MAX_INLINE_ADAPTERS, PARALLEL_THRESHOLD_WORDS, Parallelism, plan_first_wins_into};
+pub use keys::Keys;
+pub use lookup::LookupResults;
+pub use object_key::ObjectKey;
+pub use plan::LoadPlan;
+pub use policy::{DefaultPolicy, PrefetchPolicy, RetainPolicy};
+pub use registry::{
+    PolicyFactory, PolicyRegistry, create_prefetch_policy, global_registry, register_prefetch_policy,
+    registered_prefetch_policies,
+};
+pub use validate::PlanContract;

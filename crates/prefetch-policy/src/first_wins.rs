@@ -1,0 +1,349 @@
+//! The first-wins planning engine behind the `default` and `retain`
+//! policies: each key goes to the lowest-indexed listed adapter whose lookup
+//! holds it.
+//!
+//! # One pass
+//!
+//! The seed computes the plan as a sequence of whole-bitmap operations (an
+//! OR of all lookups, then per adapter an AND, a NOT, an AND and a popcount),
+//! each allocating a bitmap and each streaming every word through memory
+//! again. Here each word is read once and each output word written once:
+//! for word `w`, over the participating adapters in index order,
+//! `out[a][w] = lookup[a][w] & !claimed; claimed |= lookup[a][w]` — the
+//! dispatched SIMD kernel [`bitmap_core::kernel::first_wins`]. A key is
+//! `claimed` once an earlier adapter holds it, so each goes to the first
+//! holder, and lookups of adapters that are not listed never participate.
+//!
+//! # No allocation
+//!
+//! The slices handed to the kernel are gathered in stack arrays (up to
+//! [`MAX_INLINE_ADAPTERS`] adapters) and the output bitmaps come from the
+//! [`LoadPlan`]'s pool, so planning into a warmed plan does not touch the
+//! heap. The parallel path does allocate (one small list per chunk), which
+//! is noise next to the megabytes it splits.
+//!
+//! # Parallel
+//!
+//! Above [`PARALLEL_THRESHOLD_WORDS`] words per bitmap the words are cut
+//! into word-aligned chunks planned on rayon's pool. The first-wins rule is
+//! per word, so chunks are independent and the result is identical to the
+//! sequential plan.
+
+use bitmap_core::{Bitmap, WordsMut, kernel};
+use rayon::prelude::*;
+
+use crate::adapter::{AdapterDescriptor, sorted_indices};
+use crate::error::PlanError;
+use crate::lookup::LookupResults;
+use crate::plan::{LoadPlan, check_lookup_lengths};
+
+/// How many listed adapters planning handles with scratch space on the
+/// stack. Controllers have a handful of L2 adapters; with more than this,
+/// [`plan_first_wins_into`] keeps its short per-adapter lists in `Vec`s (a
+/// few small allocations per call) and is otherwise the same.
+pub const MAX_INLINE_ADAPTERS: usize = 16;
+
+/// The bitmap size, in `u64` words, from which [`Parallelism::Auto`] plans
+/// on rayon's pool: 2¹⁶ words, 4,194,304 keys.
+///
+/// Below it, `Auto` does not touch rayon at all (not even to ask for the
+/// thread count), so small plans pay nothing for the option. The value is
+/// measured: at and above it, planning 3 adapters in parallel on the
+/// 2-core development machine is at least as fast as planning sequentially
+/// (run `cargo run --release -p prefetch-policy --example parallel_threshold`
+/// to measure another machine; `docs/PERFORMANCE.md` has the numbers).
+pub const PARALLEL_THRESHOLD_WORDS: usize = 1 << 16;
+
+/// Chunks per pool thread: a few per thread, so a thread slowed by
+/// something else is helped by the others, while each chunk stays large.
+const CHUNKS_PER_THREAD: usize = 4;
+
+/// Chunk boundaries fall on multiples of this many words (one 64-byte cache
+/// line), so two threads rarely write the same line.
+const CHUNK_ALIGN_WORDS: usize = 8;
+
+/// Whether planning may split its work across rayon's thread pool.
+///
+/// ```
+/// use prefetch_policy::{DefaultPolicy, Parallelism};
+/// let policy = DefaultPolicy::new().with_parallelism(Parallelism::Sequential);
+/// assert_eq!(policy.parallelism(), Parallelism::Sequential);
+/// assert_eq!(Parallelism::default(), Parallelism::Auto);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Parallelism {
+    /// Parallel from [`PARALLEL_THRESHOLD_WORDS`] words per bitmap when the
+    /// pool has more than one thread; sequential below.
+    #[default]
+    Auto,
+    /// Always on the calling thread.
+    Sequential,
+    /// On rayon's pool whenever the words split into at least two chunks
+    /// (of 8 words or more), however small the input: for tests and for
+    /// measuring.
+    Parallel,
+}
+
+/// Plans `num_keys` keys first-wins into `plan`: each key goes to the
+/// lowest-indexed adapter of `adapters` (in whatever order they are listed)
+/// whose lookup entry holds it. Adapters without a lookup entry, and lookup
+/// entries of adapters not listed, get nothing; adapters left with nothing
+/// are not in the plan.
+///
+/// This is the engine of [`DefaultPolicy`](crate::DefaultPolicy); call it
+/// directly to choose the [`Parallelism`] per call.
+///
+/// Allocates nothing when run sequentially, `adapters` has at most
+/// [`MAX_INLINE_ADAPTERS`] entries, and `plan` holds enough spare bitmaps
+/// with enough capacity (see [`LoadPlan::with_capacity`]).
+///
+/// # Errors
+///
+/// [`PlanError::LookupLengthMismatch`] if a lookup bitmap (of any adapter,
+/// listed or not) does not have `num_keys` bits, else
+/// [`PlanError::DuplicateAdapterIndex`] if two descriptors share an index.
+/// On error `plan` is left empty, covering `num_keys` keys.
+///
+/// ```
+/// use prefetch_policy::{plan_first_wins_into, AdapterDescriptor, LoadPlan, LookupResults, Parallelism};
+///
+/// let lookup = LookupResults::from([(0, "1001".parse()?), (1, "1110".parse()?)]);
+/// let adapters = [AdapterDescriptor::new(1, "disk"), AdapterDescriptor::new(0, "dram")];
+/// let mut plan = LoadPlan::new(4);
+/// plan_first_wins_into(4, &lookup, &adapters, Parallelism::Sequential, &mut plan)?;
+/// assert_eq!(plan.to_index_lists(), [(0, vec![0, 3]), (1, vec![1, 2])]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn plan_first_wins_into(
+    num_keys: usize,
+    lookup: &LookupResults,
+    adapters: &[AdapterDescriptor],
+    parallelism: Parallelism,
+    plan: &mut LoadPlan,
+) -> Result<(), PlanError> {
+    plan.reset(num_keys);
+    check_lookup_lengths(num_keys, lookup)?;
+    let count = adapters.len();
+    if count <= MAX_INLINE_ADAPTERS {
+        let mut listed = [0; MAX_INLINE_ADAPTERS];
+        let mut inputs: [&[u64]; MAX_INLINE_ADAPTERS] = [&[]; MAX_INLINE_ADAPTERS];
+        plan_with_scratch(lookup, adapters, &mut listed[..count], &mut inputs[..count], parallelism, plan)
+    } else {
+        plan_with_scratch(lookup, adapters, &mut vec![0; count], &mut vec![&[][..]; count], parallelism, plan)
+    }
+}
+
+/// The engine after the length check, with scratch space for one index and
+/// one input slice per listed adapter.
+#[inline]
+fn plan_with_scratch<'l>(
+    lookup: &'l LookupResults,
+    adapters: &[AdapterDescriptor],
+    listed: &mut [usize],
+    inputs: &mut [&'l [u64]],
+    parallelism: Parallelism,
+    plan: &mut LoadPlan,
+) -> Result<(), PlanError> {
+    sorted_indices(adapters, listed)?;
+    // Keep the listed adapters that have a lookup entry (the participants),
+    // with their lookup words. Both lists are sorted: one merge.
+    let entries = lookup.entries();
+    let (mut participants, mut next_entry) = (0, 0);
+    for at in 0..listed.len() {
+        let adapter = listed[at];
+        while next_entry < entries.len() && entries[next_entry].0 < adapter {
+            next_entry += 1;
+        }
+        if let Some((index, held)) = entries.get(next_entry)
+            && *index == adapter
+        {
+            listed[participants] = adapter;
+            inputs[participants] = held.as_words();
+            participants += 1;
+            next_entry += 1;
+        }
+    }
+    if participants == 0 {
+        return Ok(());
+    }
+    let num_keys = plan.num_keys();
+    let outputs = plan.map_mut().prepare_overwrite(&listed[..participants], num_keys);
+    write_outputs(outputs, &inputs[..participants], parallelism);
+    plan.remove_empty();
+    Ok(())
+}
+
+/// Overwrites every word of the output bitmaps with the first-wins split of
+/// `inputs` (one input per output, in order).
+#[inline]
+fn write_outputs(outputs: &mut [(usize, Bitmap)], inputs: &[&[u64]], parallelism: Parallelism) {
+    let count = outputs.len();
+    // The guards clear each output's tail bits when dropped; the kernel never
+    // sets them anyway (the inputs' tails are clear).
+    if count <= MAX_INLINE_ADAPTERS {
+        let mut guards: [Option<WordsMut<'_>>; MAX_INLINE_ADAPTERS] = Default::default();
+        for (guard, (_, bitmap)) in guards.iter_mut().zip(outputs.iter_mut()) {
+            *guard = Some(bitmap.words_mut());
+        }
+        let mut words: [&mut [u64]; MAX_INLINE_ADAPTERS] = Default::default();
+        for (slot, guard) in words.iter_mut().zip(guards.iter_mut().flatten()) {
+            *slot = &mut guard[..];
+        }
+        first_wins_words(inputs, &mut words[..count], parallelism);
+    } else {
+        let mut guards: Vec<WordsMut<'_>> = outputs.iter_mut().map(|(_, bitmap)| bitmap.words_mut()).collect();
+        let mut words: Vec<&mut [u64]> = guards.iter_mut().map(|guard| &mut guard[..]).collect();
+        first_wins_words(inputs, &mut words, parallelism);
+    }
+}
+
+/// Runs the first-wins kernel over whole word slices, sequentially or in
+/// parallel chunks.
+fn first_wins_words(inputs: &[&[u64]], outputs: &mut [&mut [u64]], parallelism: Parallelism) {
+    let words = inputs.first().map_or(0, |input| input.len());
+    match parallel_chunk_words(words, parallelism) {
+        None => kernel::first_wins(inputs, outputs),
+        Some(chunk_words) => first_wins_parallel(inputs, outputs, chunk_words),
+    }
+}
+
+/// The chunk size for planning `words` words per bitmap in parallel, or
+/// `None` to plan sequentially.
+fn parallel_chunk_words(words: usize, parallelism: Parallelism) -> Option<usize> {
+    let threads = match parallelism {
+        Parallelism::Sequential => return None,
+        // Checked before asking rayon anything: the first question would
+        // start its global pool.
+        Parallelism::Auto if words < PARALLEL_THRESHOLD_WORDS => return None,
+        Parallelism::Auto => match rayon::current_num_threads() {
+            0 | 1 => return None,
+            threads => threads,
+        },
+        Parallelism::Parallel => rayon::current_num_threads().max(1),
+    };
+    let chunk = words.div_ceil(threads * CHUNKS_PER_THREAD).next_multiple_of(CHUNK_ALIGN_WORDS).max(CHUNK_ALIGN_WORDS);
+    (words > chunk).then_some(chunk)
+}
+
+/// One parallel chunk: a piece of every input and of every output.
+type ChunkWork<'a> = (Vec<&'a [u64]>, Vec<&'a mut [u64]>);
+
+/// Splits every slice into chunks of `chunk_words` words (the last may be
+/// shorter) and plans the chunks on rayon's pool. Each chunk writes a
+/// disjoint part of every output.
+fn first_wins_parallel(inputs: &[&[u64]], outputs: &mut [&mut [u64]], chunk_words: usize) {
+    let words = inputs.first().map_or(0, |input| input.len());
+    let chunks = words.div_ceil(chunk_words);
+    // Transpose: chunk c gets the c-th piece of every input and output.
+    let mut work: Vec<ChunkWork<'_>> =
+        (0..chunks).map(|_| (Vec::with_capacity(inputs.len()), Vec::with_capacity(outputs.len()))).collect();
+    for input in inputs {
+        for ((chunk_inputs, _), piece) in work.iter_mut().zip(input.chunks(chunk_words)) {
+            chunk_inputs.push(piece);
+        }
+    }
+    for output in outputs.iter_mut() {
+        for ((_, chunk_outputs), piece) in work.iter_mut().zip(output.chunks_mut(chunk_words)) {
+            chunk_outputs.push(piece);
+        }
+    }
+    work.into_par_iter().for_each(|(chunk_inputs, mut chunk_outputs)| {
+        kernel::first_wins(&chunk_inputs, &mut chunk_outputs);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use bitmap_core::Bitmap;
+
+    use super::*;
+
+    fn adapters(indices: &[usize]) -> Vec<AdapterDescriptor> {
+        indices.iter().map(|&i| AdapterDescriptor::new(i, format!("a{i}"))).collect()
+    }
+
+    /// A deterministic pseudo-random bitmap (xorshift), density about 1/2.
+    fn noise(len: usize, seed: u64) -> Bitmap {
+        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state & 1 == 1
+            })
+            .collect()
+    }
+
+    #[test]
+    fn chunking_rules() {
+        assert_eq!(parallel_chunk_words(1 << 20, Parallelism::Sequential), None);
+        assert_eq!(parallel_chunk_words(PARALLEL_THRESHOLD_WORDS - 1, Parallelism::Auto), None);
+        // Forced: any size with at least two aligned chunks.
+        assert_eq!(parallel_chunk_words(CHUNK_ALIGN_WORDS, Parallelism::Parallel), None);
+        let chunk = parallel_chunk_words(CHUNK_ALIGN_WORDS + 1, Parallelism::Parallel);
+        assert_eq!(chunk, Some(CHUNK_ALIGN_WORDS));
+        for words in [17, 1000, 1 << 20] {
+            let chunk = parallel_chunk_words(words, Parallelism::Parallel).unwrap();
+            assert_eq!(chunk % CHUNK_ALIGN_WORDS, 0);
+            assert!(chunk < words);
+        }
+    }
+
+    #[test]
+    fn parallel_equals_sequential_on_large_inputs() {
+        // Big enough for `Auto` to split, with a ragged tail.
+        let num_keys = PARALLEL_THRESHOLD_WORDS * 64 + 77;
+        let lookup: LookupResults = (0..3).map(|a| (a, noise(num_keys, a as u64 + 1))).collect();
+        let listed = adapters(&[2, 0, 1]);
+        let mut sequential = LoadPlan::new(0);
+        plan_first_wins_into(num_keys, &lookup, &listed, Parallelism::Sequential, &mut sequential).unwrap();
+        for parallelism in [Parallelism::Auto, Parallelism::Parallel] {
+            let mut parallel = LoadPlan::new(0);
+            plan_first_wins_into(num_keys, &lookup, &listed, parallelism, &mut parallel).unwrap();
+            assert_eq!(parallel, sequential, "{parallelism:?}");
+        }
+        assert_eq!(
+            sequential.planned_count(),
+            lookup.iter().fold(Bitmap::new(num_keys), |acc, (_, b)| acc | b).popcount()
+        );
+    }
+
+    #[test]
+    fn errors_leave_an_empty_plan() {
+        let lookup = LookupResults::from([(0, Bitmap::new(3))]);
+        let mut plan = LoadPlan::from_entries(3, [(0, "1".repeat(3).parse().unwrap())]).unwrap();
+        let error = plan_first_wins_into(4, &lookup, &adapters(&[0]), Parallelism::Auto, &mut plan);
+        assert_eq!(error, Err(PlanError::LookupLengthMismatch { adapter: 0, expected: 4, actual: 3 }));
+        assert!(plan.is_empty());
+        assert_eq!(plan.num_keys(), 4);
+        let error = plan_first_wins_into(3, &lookup, &adapters(&[0, 0]), Parallelism::Auto, &mut plan);
+        assert_eq!(error, Err(PlanError::DuplicateAdapterIndex { index: 0 }));
+    }
+
+    #[test]
+    fn reuses_a_plan_across_shapes() {
+        let mut plan = LoadPlan::new(0);
+        for (num_keys, count) in [(1000, 3), (10, 5), (5000, 2), (0, 1), (130, 4)] {
+            let lookup: LookupResults = (0..count).map(|a| (a, noise(num_keys, (num_keys + a) as u64))).collect();
+            let listed = adapters(&(0..count).collect::<Vec<_>>());
+            plan_first_wins_into(num_keys, &lookup, &listed, Parallelism::Sequential, &mut plan).unwrap();
+            let fresh = crate::reference::naive_first_wins_plan(num_keys, &lookup, &listed).unwrap();
+            assert_eq!(plan, fresh, "{num_keys} keys, {count} adapters");
+        }
+    }
+
+    #[test]
+    fn more_adapters_than_fit_inline() {
+        let count = MAX_INLINE_ADAPTERS + 5;
+        let num_keys = 300;
+        let lookup: LookupResults = (0..count).map(|a| (a, noise(num_keys, a as u64 * 7 + 3))).collect();
+        let listed = adapters(&(0..count).rev().collect::<Vec<_>>());
+        for parallelism in [Parallelism::Sequential, Parallelism::Parallel] {
+            let mut plan = LoadPlan::new(0);
+            plan_first_wins_into(num_keys, &lookup, &listed, parallelism, &mut plan).unwrap();
+            assert_eq!(plan, crate::reference::naive_first_wins_plan(num_keys, &lookup, &listed).unwrap());
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Proves that planning into reused buffers does no heap allocation, with a
+//! counting global allocator.
+//!
+//! The allocator counts every thread of the process, so this file is its own
+//! test binary without libtest's harness (`harness = false` in Cargo.toml):
+//! libtest's main thread prints and bookkeeps while a test runs, and those
+//! allocations would be counted. Here `main` runs the checks one after the
+//! other on the only thread.
+
+use std::alloc::System;
+
+use bitmap_core::Bitmap;
+use prefetch_policy::reference::naive_first_wins_plan;
+use prefetch_policy::{
+    AdapterDescriptor, DefaultPolicy, Keys, LoadPlan, LookupResults, PARALLEL_THRESHOLD_WORDS, Parallelism,
+    PrefetchDecision, PrefetchPolicy, RetainPolicy, plan_first_wins_into,
+};
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Runs `work` `times` times and returns the number of allocations,
+/// reallocations and deallocations it made.
+fn heap_operations(times: usize, mut work: impl FnMut()) -> usize {
+    let region = Region::new(GLOBAL);
+    for _ in 0..times {
+        work();
+    }
+    let change = region.change();
+    change.allocations + change.reallocations + change.deallocations
+}
+
+fn adapters(indices: &[usize]) -> Vec<AdapterDescriptor> {
+    indices.iter().map(|&index| AdapterDescriptor::new(index, format!("adapter-{index}"))).collect()
+}
+
+/// Overlapping lookups: adapter `a` holds every key `k` with `(k + a) % (a + 2) != 0`.
+fn lookup(num_keys: usize, holders: &[usize]) -> LookupResults {
+    holders.iter().map(|&a| (a, (0..num_keys).map(|k| (k + a) % (a + 2) != 0).collect::<Bitmap>())).collect()
+}
+
+/// The first kernel call in the process picks the kernel (reading the
+/// environment allocates): make it before counting anything. Also checks
+/// that the counter sees allocations at all.
+fn counter_sees_the_allocating_form() {
+    let three = adapters(&[0, 1, 2]);
+    let lookup_3 = lookup(1024, &[0, 1, 2]);
+    let policy = DefaultPolicy::new();
+    let warm_up = policy.select_load_plan(Keys::count(1024), &lookup_3, &three).unwrap();
+    let allocating = heap_operations(1, || {
+        let plan = policy.select_load_plan(Keys::count(1024), &lookup_3, &three).unwrap();
+        assert_eq!(plan, warm_up);
+    });
+    assert!(allocating > 0, "the counting allocator saw nothing");
+}
+
+/// 1,024 keys × 3 adapters into a pre-sized plan: nothing, from the first call.
+fn presized_plan_1024_keys_3_adapters() {
+    let three = adapters(&[0, 1, 2]);
+    let lookup_3 = lookup(1024, &[0, 1, 2]);
+    let mut plan = LoadPlan::with_capacity(1024, 3);
+    let ops = heap_operations(1000, || {
+        DefaultPolicy::new().select_load_plan_into(Keys::count(1024), &lookup_3, &three, &mut plan).unwrap();
+    });
+    assert_eq!(ops, 0);
+    assert_eq!(plan, naive_first_wins_plan(1024, &lookup_3, &three).unwrap());
+
+    // The same through a trait object, with `retain`.
+    let boxed: Box<dyn PrefetchPolicy> = Box::new(RetainPolicy::new());
+    let ops = heap_operations(1000, || {
+        boxed.select_load_plan_into(Keys::count(1024), &lookup_3, &three, &mut plan).unwrap();
+    });
+    assert_eq!(ops, 0, "through dyn PrefetchPolicy");
+}
+
+/// 9 adapters listed out of order, two without a lookup, one unlisted
+/// lookup, into a plan warmed by one call.
+fn warmed_plan_1024_keys_9_adapters() {
+    let nine = adapters(&[8, 3, 0, 7, 1, 5, 2, 6, 4]);
+    let lookup_9 = lookup(1024, &[0, 1, 2, 3, 5, 6, 8, 11]);
+    let policy = DefaultPolicy::new();
+    let mut plan = LoadPlan::new(0);
+    policy.select_load_plan_into(Keys::count(1024), &lookup_9, &nine, &mut plan).unwrap();
+    let expected = plan.clone();
+    assert!(expected.len() > 3);
+    let ops = heap_operations(1000, || {
+        policy.select_load_plan_into(Keys::count(1024), &lookup_9, &nine, &mut plan).unwrap();
+    });
+    assert_eq!(ops, 0);
+    assert_eq!(plan, expected);
+}
+
+/// Requests of different shapes within the plan's capacity.
+fn mixed_shapes_within_capacity() {
+    let shapes = [(4096, &[0, 1, 2, 3, 4][..]), (1024, &[0, 1, 2]), (100, &[1, 3]), (0, &[0]), (4000, &[4, 2])];
+    let inputs: Vec<(usize, LookupResults, Vec<AdapterDescriptor>)> =
+        shapes.iter().map(|&(n, holders)| (n, lookup(n, holders), adapters(holders))).collect();
+    let mut plan = LoadPlan::with_capacity(4096, 5);
+    let ops = heap_operations(100, || {
+        for (n, lookup, adapters) in &inputs {
+            DefaultPolicy::new().select_load_plan_into(Keys::count(*n), lookup, adapters, &mut plan).unwrap();
+        }
+    });
+    assert_eq!(ops, 0);
+}
+
+/// The sequential path stays allocation-free at any size, here the
+/// parallel threshold.
+fn sequential_at_the_parallel_threshold() {
+    let big = PARALLEL_THRESHOLD_WORDS * 64;
+    let three = adapters(&[0, 1, 2]);
+    let lookup_big = lookup(big, &[0, 1, 2]);
+    let mut plan = LoadPlan::with_capacity(big, 3);
+    let ops = heap_operations(3, || {
+        plan_first_wins_into(big, &lookup_big, &three, Parallelism::Sequential, &mut plan).unwrap();
+    });
+    assert_eq!(ops, 0);
+}
+
+/// A whole controller decision (plan, prefix trim, unlock masks,
+/// retentions), warmed once; and the inputs refilled in place.
+fn controller_decision_and_lookup_refill() {
+    let three = adapters(&[0, 1, 2]);
+    let lookup_3 = lookup(1024, &[0, 1, 2]);
+    let mut decision = PrefetchDecision::with_capacity(1024, 3);
+    decision.decide(&RetainPolicy::new(), Keys::count(1024), &lookup_3, &three).unwrap();
+    let ops = heap_operations(1000, || {
+        decision.decide(&RetainPolicy::new(), Keys::count(1024), &lookup_3, &three).unwrap();
+    });
+    assert_eq!(ops, 0, "PrefetchDecision::decide");
+
+    let mut reused = LookupResults::with_capacity(1024, 3);
+    let ops = heap_operations(1000, || {
+        reused.clear();
+        for adapter in [2, 0, 1] {
+            reused.insert_clear(adapter, 1024).set_range(adapter * 100..);
+        }
+    });
+    assert_eq!(ops, 0, "LookupResults::clear + insert_clear");
+
+    let mut retentions = Vec::with_capacity(1024);
+    let ops = heap_operations(1000, || {
+        RetainPolicy::new().select_l1_retentions_into(Keys::count(1024), &mut retentions);
+    });
+    assert_eq!(ops, 0, "select_l1_retentions_into");
+}
+
+fn main() {
+    let checks: [(&str, fn()); 7] = [
+        ("counter_sees_the_allocating_form", counter_sees_the_allocating_form),
+        ("presized_plan_1024_keys_3_adapters", presized_plan_1024_keys_3_adapters),
+        ("warmed_plan_1024_keys_9_adapters", warmed_plan_1024_keys_9_adapters),
+        ("mixed_shapes_within_capacity", mixed_shapes_within_capacity),
+        ("sequential_at_the_parallel_threshold", sequential_at_the_parallel_threshold),
+        ("controller_decision_and_lookup_refill", controller_decision_and_lookup_refill),
+        ("no_rayon_below_the_threshold", no_rayon_below_the_threshold),
+    ];
+    // A failed check panics, which fails the binary with the message.
+    for (name, check) in checks {
+        check();
+        println!("test {name} ... ok");
+    }
+    println!("\nno_alloc: {} passed, 0 failed", checks.len());
+}
+
+/// `Auto` below the threshold never touches rayon: starting rayon's global
+/// pool (threads, queues) would allocate, so a first `Auto` plan in a
+/// process that has not used rayon allocates nothing.
+fn no_rayon_below_the_threshold() {
+    let three = adapters(&[0, 1, 2]);
+    let n = (PARALLEL_THRESHOLD_WORDS - 1) * 64;
+    let lookup_3 = lookup(n, &[0, 1, 2]);
+    let mut plan = LoadPlan::with_capacity(n, 3);
+    let ops = heap_operations(1, || {
+        plan_first_wins_into(n, &lookup_3, &three, Parallelism::Auto, &mut plan).unwrap();
+    });
+    assert_eq!(ops, 0);
+}
