@@ -67,7 +67,9 @@ impl LoadPlan {
 
     /// An empty plan over `num_keys` keys with spare bitmaps for `adapters`
     /// entries, so that planning up to `num_keys` keys across up to
-    /// `adapters` adapters into it never allocates.
+    /// `adapters` adapters into it never allocates (sequentially, with at
+    /// most [`MAX_INLINE_ADAPTERS`](crate::MAX_INLINE_ADAPTERS) listed
+    /// adapters).
     pub fn with_capacity(num_keys: usize, adapters: usize) -> LoadPlan {
         LoadPlan { num_keys, map: AdapterMap::with_spare(adapters, num_keys) }
     }
@@ -402,7 +404,7 @@ impl LoadPlan {
         if items.len() != self.num_keys {
             return Err(PlanError::KeyCountMismatch { expected: self.num_keys, actual: items.len() });
         }
-        Ok(self.iter().map(|(adapter, bitmap)| (adapter, bitmap.ones().map(|key| &items[key]).collect())).collect())
+        Ok(self.iter().map(|(adapter, bitmap)| (adapter, bitmap.gather(items).collect())).collect())
     }
 }
 
