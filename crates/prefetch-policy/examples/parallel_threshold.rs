@@ -5,7 +5,7 @@
 //! cargo run --release -p prefetch-policy --example parallel_threshold [ADAPTERS]
 //! ```
 //!
-//! For each bitmap size (in words) it prints the median time of each mode
+//! For each bitmap size (in words) it prints the best time of each mode
 //! into a reused plan and the speed-up of parallel; the threshold is the
 //! smallest size from which parallel is never slower.
 
@@ -34,32 +34,32 @@ fn noise(len: usize, seed: u64) -> Bitmap {
     Bitmap::from_words(len, words).expect("tail bits are clear")
 }
 
-/// The median of `runs` timings of `work`, each repeated until it lasts at
-/// least a few milliseconds.
-fn median_time(runs: usize, mut work: impl FnMut()) -> Duration {
+/// How many times `work` must run to last a few milliseconds.
+fn repeat_count(mut work: impl FnMut()) -> u32 {
     let mut repeat = 1;
     loop {
         let start = Instant::now();
         for _ in 0..repeat {
             work();
         }
-        if start.elapsed() >= Duration::from_millis(5) {
-            break;
+        if start.elapsed() >= Duration::from_millis(3) {
+            return repeat;
         }
         repeat *= 2;
     }
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..repeat {
-                work();
-            }
-            start.elapsed() / repeat
-        })
-        .collect();
-    times.sort_unstable();
-    times[runs / 2]
 }
+
+/// The time of one call of `work`, averaged over `repeat` calls.
+fn time(repeat: u32, mut work: impl FnMut()) -> Duration {
+    let start = Instant::now();
+    for _ in 0..repeat {
+        work();
+    }
+    start.elapsed() / repeat
+}
+
+/// Timed runs per mode and size.
+const RUNS: usize = 25;
 
 fn main() {
     let adapters_count: usize = std::env::args().nth(1).map_or(3, |arg| arg.parse().expect("ADAPTERS is a number"));
@@ -75,14 +75,18 @@ fn main() {
         let num_keys = words * 64;
         let lookup: LookupResults = (0..adapters_count).map(|a| (a, noise(num_keys, a as u64 + 1))).collect();
         let mut plan = LoadPlan::with_capacity(num_keys, adapters_count);
-        let mut time = |parallelism| {
-            median_time(15, || {
-                plan_first_wins_into(num_keys, &lookup, &adapters, parallelism, &mut plan).expect("valid input");
-                black_box(&plan);
-            })
+        let mut run = |parallelism| {
+            plan_first_wins_into(num_keys, &lookup, &adapters, parallelism, &mut plan).expect("valid input");
+            black_box(&plan);
         };
-        let sequential = time(Parallelism::Sequential);
-        let parallel = time(Parallelism::Parallel);
+        let repeat = repeat_count(|| run(Parallelism::Sequential));
+        // Alternate the modes and keep each one's best time: on a shared
+        // machine the minimum is the estimate least disturbed by other load.
+        let (mut sequential, mut parallel) = (Duration::MAX, Duration::MAX);
+        for _ in 0..RUNS {
+            sequential = sequential.min(time(repeat, || run(Parallelism::Sequential)));
+            parallel = parallel.min(time(repeat, || run(Parallelism::Parallel)));
+        }
         println!(
             "{words:>10} {num_keys:>10} {:>10.1}µs {:>10.1}µs {:>7.2}×",
             sequential.as_secs_f64() * 1e6,
