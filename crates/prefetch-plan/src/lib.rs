@@ -1,1 +1,52 @@
-//! placeholder
+//! `prefetch-plan`: compute prefetch load plans from the command line, so
+//! the engine can be used and checked without writing Rust.
+//!
+//! ```text
+//! prefetch-plan plan [--policy NAME] [--trim prefix] [FILE]   cases in (NDJSON), answers out
+//! prefetch-plan features [--json]                             CPU features, kernels, the active one
+//! prefetch-plan bench [--small BITS] [--large BITS] [--adapters N] [--json]
+//! ```
+//!
+//! `plan` reads cases — one JSON object per line, or one object over
+//! several lines — and writes one answer line per case, in input order:
+//!
+//! ```text
+//! $ echo '{"num_keys": 5, "adapters": [0, 1, 2], "lookup": {"0": [0, 3], "1": [1, 2, 3], "2": "00111"}}' \
+//!     | prefetch-plan plan
+//! {"plan": {"0": [0, 3], "1": [1, 2], "2": [4]}, "retain": [false, false, false, false, false], "prefix_len": 5}
+//! ```
+//!
+//! See [`case`] for the input, [`answer`] for the output, and [`plan_cmd`]
+//! for what happens at a bad case (the run stops there, exit status 2,
+//! with the line and field on standard error).
+//!
+//! # As a library
+//!
+//! The binary is a thin layer over this crate, which a fuzz target or a
+//! test can drive directly: [`case::parse_case`] turns untrusted JSON into
+//! a checked [`case::Case`] (or a [`case::CaseError`] — never a panic), and
+//! an [`answer::Planner`] plans it.
+//!
+//! ```
+//! use prefetch_plan::answer::{Planner, Trim};
+//! use prefetch_plan::case::parse_case;
+//!
+//! let case = parse_case(r#"{"num_keys": 3, "adapters": [0, 1], "lookup": {"0": [0, 1], "1": "011"}}"#)?;
+//! let mut planner = Planner::new("default", Trim::None)?;
+//! let answer = planner.answer(&case)?;
+//! assert_eq!(answer.plan().to_index_lists(), [(0, vec![0, 1]), (1, vec![2])]);
+//! assert_eq!(answer.prefix_len(), 3);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![forbid(unsafe_code)]
+
+pub mod answer;
+pub mod bench_cmd;
+pub mod case;
+pub mod cli;
+pub mod error;
+pub mod features;
+mod json;
+pub mod plan_cmd;
+pub mod reader;

@@ -1,0 +1,214 @@
+//! The command line: [`Cli`] (clap) and [`run`], which runs a parsed
+//! command and returns the error that decides the exit status.
+
+use std::fs::File;
+use std::io::{self, BufReader, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bitmap_core::kernel::Kernel;
+use clap::{Args, Parser, Subcommand};
+
+use crate::answer::Trim;
+use crate::bench_cmd::{self, BenchOptions, parse_bits};
+use crate::case::CaseLimits;
+use crate::error::CliError;
+use crate::features::FeatureReport;
+use crate::plan_cmd::{self, PlanOptions};
+
+const EXIT_STATUS: &str = "\
+Exit status: 0 on success; 2 for bad input (a bad case, option, or BITMAP_CORE_KERNEL value); 1 when reading or \
+writing fails.";
+
+const PLAN_HELP: &str = r#"Input: one JSON case per line (NDJSON), or a JSON object spread over several lines:
+  {"num_keys": 5, "adapters": [0, 1, 2], "lookup": {"0": [0, 3], "1": "01110", "2": [2, 3, 4]}, "policy": "default"}
+  - adapters: indices, or objects {"index": 0, "name": "ssd0"}; any order.
+  - lookup: adapter index (a JSON string) -> the keys it holds: an array of key indices, or a string of num_keys
+    0/1 characters, bit 0 first.
+  - policy: optional; else --policy.
+  Unknown fields are errors: a misspelt field must not be silently ignored.
+
+Output: one JSON line per case, in input order:
+  {"plan": {"0": [0, 3], "1": [1, 2], "2": [4]}, "retain": [false, false, false, false, false], "prefix_len": 5}
+  - plan: adapter -> the keys it loads, ascending; adapters with nothing to load are left out.
+  - retain: the policy's L1 retention decision for each planned key, in key order.
+  - prefix_len: how many leading keys the plan covers without a gap.
+
+A bad case stops the run: the answers to the cases before it are written, nothing is written for it or after it,
+and its line number and field go to standard error with exit status 2. So answer line n is always the answer to
+case n.
+
+Exit status: 0 when every case was answered; 2 for bad input (a bad case, an unknown --policy, a bad
+BITMAP_CORE_KERNEL); 1 when reading or writing fails."#;
+
+/// `prefetch-plan`: compute prefetch load plans, show the CPU's kernels,
+/// measure them.
+#[derive(Debug, Parser)]
+#[command(
+    name = "prefetch-plan",
+    version,
+    about = "Compute prefetch load plans for an LMCache-style KV-cache controller, from lookup results in JSON",
+    after_help = EXIT_STATUS
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compute load plans: one JSON case per line in, one JSON answer per line out
+    #[command(after_help = PLAN_HELP)]
+    Plan(PlanArgs),
+    /// Show the CPU features that matter, the kernels available and the active one
+    #[command(after_help = "The active kernel honours BITMAP_CORE_KERNEL (scalar, portable, avx2, neon, auto); \
+                            naming one that cannot run here is an error (exit status 2).")]
+    Features(FeaturesArgs),
+    /// Measure each kernel for a few seconds, beside a plain memory copy
+    #[command(after_help = "GB/s counts the bytes of the input bitmaps (one for popcount and or_assign, one per \
+                            adapter for first_wins and plan); 'copy' copies as many bytes with a plain loop, and \
+                            'x copy' is the operation's speed over the copy's. For real benchmarks: cargo bench \
+                            (benches/).")]
+    Bench(BenchArgs),
+}
+
+/// The options of `plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The policy for cases without a "policy" field
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub policy: String,
+    /// Trim each plan before answering: "prefix" cuts it to its first prefix_len keys, as the controller does
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = Trim::None)]
+    pub trim: Trim,
+    /// Refuse a case whose lookup bitmaps would take more than this many MiB in all
+    #[arg(long, value_name = "MIB", default_value_t = CaseLimits::DEFAULT_MAX_LOOKUP_BYTES >> 20)]
+    pub max_lookup_mib: usize,
+    /// The file of cases; standard input when absent or "-"
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+/// The options of `features`.
+#[derive(Debug, Args)]
+pub struct FeaturesArgs {
+    /// Print one line of JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The options of `bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The small size, in bits (keys): a number, or one with Ki, Mi or Gi
+    #[arg(long, value_name = "BITS", default_value = "1Ki", value_parser = parse_bits)]
+    pub small: usize,
+    /// The large size, in bits (keys)
+    #[arg(long, value_name = "BITS", default_value = "32Mi", value_parser = parse_bits)]
+    pub large: usize,
+    /// The number of adapters for first_wins and plan
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub adapters: u16,
+    /// Milliseconds to spend measuring each row
+    #[arg(long, value_name = "MS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub measure_ms: u64,
+    /// Print one line of JSON instead of the table
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the command.
+///
+/// # Errors
+///
+/// The [`CliError`] that ended it; [`CliError::exit_code`] is the exit
+/// status.
+pub fn run(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Plan(args) => plan(args),
+        Command::Features(args) => features(&args),
+        Command::Bench(args) => bench(&args),
+    }
+}
+
+fn plan(args: PlanArgs) -> Result<(), CliError> {
+    // A bad BITMAP_CORE_KERNEL would make the first bitmap operation panic:
+    // report it as the bad input it is, before reading anything.
+    Kernel::try_active()?;
+    let max_lookup_bytes = args.max_lookup_mib.saturating_mul(1 << 20);
+    let options = PlanOptions::default()
+        .with_policy(args.policy)
+        .with_trim(args.trim)
+        .with_limits(CaseLimits::with_max_lookup_bytes(max_lookup_bytes))
+        .with_flush_each_answer(io::stdout().is_terminal());
+    let output = io::stdout().lock();
+    match args.file.as_deref() {
+        None => plan_cmd::run(io::stdin().lock(), output, &options),
+        Some(path) if path == Path::new("-") => plan_cmd::run(io::stdin().lock(), output, &options),
+        Some(path) => {
+            let file = File::open(path).map_err(CliError::io(format!("cannot open {}", path.display())))?;
+            plan_cmd::run(BufReader::with_capacity(1 << 16, file), output, &options)
+        }
+    }
+    .map(drop)
+}
+
+fn features(args: &FeaturesArgs) -> Result<(), CliError> {
+    let (report, kernel_error) = FeatureReport::detect();
+    let mut out = io::stdout().lock();
+    let written = if args.json { report.write_json(&mut out) } else { report.write_text(&mut out) };
+    written.and_then(|()| out.flush()).map_err(CliError::io("writing the report"))?;
+    kernel_error.map_or(Ok(()), |error| Err(error.into()))
+}
+
+fn bench(args: &BenchArgs) -> Result<(), CliError> {
+    let options = BenchOptions::default()
+        .with_sizes(args.small, args.large)
+        .with_adapters(args.adapters.into())
+        .with_measure(Duration::from_millis(args.measure_ms))
+        .with_progress(bench_cmd::stderr_is_terminal());
+    let report = bench_cmd::run(&options)?;
+    let mut out = io::stdout().lock();
+    let written = if args.json { report.write_json(&mut out) } else { report.write_table(&mut out) };
+    written.and_then(|()| out.flush()).map_err(CliError::io("writing the report"))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults() {
+        let cli = Cli::try_parse_from(["prefetch-plan", "plan"]).unwrap();
+        let Command::Plan(args) = cli.command else { panic!("not plan") };
+        assert_eq!(
+            (args.policy.as_str(), args.trim, args.max_lookup_mib, args.file),
+            ("default", Trim::None, 1024, None)
+        );
+        let cli = Cli::try_parse_from(["prefetch-plan", "bench"]).unwrap();
+        let Command::Bench(args) = cli.command else { panic!("not bench") };
+        assert_eq!((args.small, args.large, args.adapters, args.measure_ms), (1024, 32 << 20, 3, 100));
+    }
+
+    #[test]
+    fn bad_values_are_usage_errors() {
+        for argv in [
+            &["prefetch-plan", "plan", "--trim", "suffix"][..],
+            &["prefetch-plan", "bench", "--adapters", "0"],
+            &["prefetch-plan", "bench", "--small", "4MB"],
+            &["prefetch-plan", "features", "--yaml"],
+        ] {
+            let error = Cli::try_parse_from(argv).unwrap_err();
+            assert_eq!(error.exit_code(), 2, "{argv:?}");
+        }
+    }
+}
