@@ -486,6 +486,57 @@ def headline(functions: set[str], machine: Machine) -> str | None:
     return None
 
 
+def fastest_kernels(results: Results, machine: Machine) -> list[str]:
+    """A table answering "which kernel is fastest for which operation and size"."""
+    kernels = machine.kernels.get("available", "").split()
+    rows = []
+    for group in sorted(results.groups, key=group_sort_key):
+        for adapters, part in split_group(results.groups[group]).items():
+            best: dict[str, Result] = {}
+            for r in part:
+                if r.function in kernels and (r.value not in best or r.median_ns < best[r.value].median_ns):
+                    best[r.value] = r
+            if not best:
+                continue
+            label = f"`{group}`" + (f" ({adapters} adapter{'s' if adapters != 1 else ''})" if adapters else "")
+            rows.append((label, best))
+    if not rows:
+        return []
+    out = [
+        "### Fastest kernel",
+        "",
+        "The fastest of our kernels for each operation and size (GB/s; time per call for the cut-over groups).",
+        "",
+    ]
+    # One table per kind of axis, so columns line up.
+    by_kind: dict[str, list[tuple[str, dict[str, Result]]]] = defaultdict(list)
+    for label, best in rows:
+        by_kind[parse_value(next(iter(best)))[0]].append((label, best))
+    for kind, kind_rows in by_kind.items():
+        # Columns by heading ("4Mi keys"), so plans of every adapter count share them.
+        headings: dict[str, float] = {}
+        for _, best in kind_rows:
+            for v in best:
+                headings[value_heading(v)] = parse_value(v)[1]
+        columns_in_order = sorted(headings, key=headings.__getitem__)
+        out.append("| operation | " + " | ".join(columns_in_order) + " |")
+        out.append("|---|" + "---|" * len(columns_in_order))
+        for label, best in kind_rows:
+            by_heading = {value_heading(v): r for v, r in best.items()}
+            cells = []
+            for heading in columns_in_order:
+                r = by_heading.get(heading)
+                if r is None:
+                    cells.append("")
+                elif kind == "words" or r.gbps is None:
+                    cells.append(f"`{r.function}` {format_time(r.median_ns)}")
+                else:
+                    cells.append(f"`{r.function}` {format_gbps(r.gbps)}")
+            out.append(f"| {label} | " + " | ".join(cells) + " |")
+        out.append("")
+    return out
+
+
 def parallel_crossover(results: list[Result]) -> list[str]:
     """Where forced `parallel` planning starts to beat `sequential`, per adapter count."""
     lines = []
@@ -826,6 +877,8 @@ def render(
     )
     lines.append("")
 
+    lines += fastest_kernels(results, machine)
+
     # Groups.
     charts_dir.mkdir(parents=True, exist_ok=True)
     for old in charts_dir.glob("*.svg"):
@@ -860,7 +913,7 @@ literally).
 ## Reproducing
 
 ```sh
-scripts/bench-report            # quick run of the whole suite (a few minutes), rewrites the section below
+scripts/bench-report            # quick run of the whole suite (about 10 minutes on 2 cores), rewrites the section below
 scripts/bench-report --filter popcount   # only the benchmarks whose name matches
 cargo bench -p bitplan-benches -- --quick   # criterion directly, no report
 ```
@@ -895,7 +948,7 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--filter", help="only run benchmarks whose name matches this regex (criterion's filter)")
     parser.add_argument(
-        "--full", action="store_true", help="criterion's full sampling instead of --quick (about 25 minutes)"
+        "--full", action="store_true", help="criterion's full sampling instead of --quick (tens of minutes)"
     )
     parser.add_argument(
         "--no-run", action="store_true", help="do not run the benchmarks; rebuild the report from the last run"
