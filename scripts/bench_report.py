@@ -109,17 +109,6 @@ PLAN_RE = re.compile(r"^(\d+)x(\d+)$")
 UNIT_BYTES = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 
 
-@dataclasses.dataclass(frozen=True)
-class Axis:
-    """How a group's values read: bitmap size in bytes, word count, or keys (per adapter count)."""
-
-    kind: str  # "bytes", "words", "keys"
-
-    @property
-    def title(self) -> str:
-        return {"bytes": "bitmap size", "words": "words", "keys": "keys"}[self.kind]
-
-
 def parse_value(value: str) -> tuple[str, float, int | None]:
     """(axis kind, numeric x, adapters or None) of a benchmark value string."""
     if m := SIZE_RE.match(value):
