@@ -661,7 +661,7 @@ fn bench_cutover(c: &mut Criterion) {
             "dispatched",
             &value,
             || check("dispatched", kernel::popcount(&input)),
-            |()| kernel::popcount(black_box(&input)),
+            |()| kernel::popcount(black_box(input.as_slice())),
         );
         for k in Kernel::available() {
             bench_lazy(
@@ -669,7 +669,7 @@ fn bench_cutover(c: &mut Criterion) {
                 k.name(),
                 &value,
                 || check(k.name(), k.popcount(&input)),
-                |()| k.popcount(black_box(&input)),
+                |()| k.popcount(black_box(input.as_slice())),
             );
         }
     }
@@ -695,7 +695,7 @@ fn bench_cutover(c: &mut Criterion) {
                 check("dispatched", &dst);
                 dst
             },
-            |dst| kernel::or_assign(black_box(dst), black_box(&b)),
+            |dst| kernel::or_assign(black_box(dst), black_box(b.as_slice())),
         );
         for k in Kernel::available() {
             bench_lazy(
@@ -708,7 +708,7 @@ fn bench_cutover(c: &mut Criterion) {
                     check(k.name(), &dst);
                     dst
                 },
-                |dst| k.or_assign(black_box(dst), black_box(&b)),
+                |dst| k.or_assign(black_box(dst), black_box(b.as_slice())),
             );
         }
     }
