@@ -13,7 +13,8 @@
 //!   - `sequential`, `parallel`: `select_load_plan_into` with
 //!     `Parallelism::Sequential` and `Parallelism::Parallel`; with
 //!     `default_into` they show where parallel planning starts to pay, which
-//!     is where `PARALLEL_THRESHOLD_WORDS` belongs.
+//!     is where `PARALLEL_THRESHOLD_WORDS` belongs. These three also run at
+//!     1 Mi and 16 Mi keys ([`CROSSOVER_KEYS`]) to locate that point.
 //!   - every other registered policy by name (see
 //!     [`policies_beside_default`]), allocating, like `default`.
 //!   - `seed_literal`: `prefetch_policy::reference::seed_literal_plan`, the
@@ -51,6 +52,11 @@ use prefetch_policy::{
 /// Keys per plan: a small request (1,024), then 64 Ki, 256 Ki, 4 Mi and
 /// 64 Mi keys, whose 3-adapter inputs sit in L1/L2, L2, L3 and DRAM.
 const KEYS: [usize; 5] = [1 << 10, 1 << 16, 1 << 18, 1 << 22, 1 << 26];
+
+/// More key counts for the parallelism variants only (`default_into`,
+/// `sequential`, `parallel`), so the sequential/parallel crossover is
+/// located to within a factor of 4 between 256 Ki and 64 Mi keys.
+const CROSSOVER_KEYS: [usize; 2] = [1 << 20, 1 << 24];
 
 /// Adapter counts: one tier, a typical three, and a wide eight.
 const ADAPTERS: [usize; 3] = [1, 3, 8];
@@ -158,8 +164,14 @@ fn default_policy(parallelism: Parallelism) -> DefaultPolicy {
 fn bench_plan(c: &mut Criterion, group_name: &str, overlap: Overlap, adapter_counts: &[usize]) {
     let mut group = c.benchmark_group(group_name);
     let other_policies = if overlap == Overlap::Random60 { policies_beside_default() } else { Vec::new() };
+    let mut all_keys = KEYS.to_vec();
+    if overlap == Overlap::Random60 {
+        all_keys.extend(CROSSOVER_KEYS);
+        all_keys.sort_unstable();
+    }
     for &adapters in adapter_counts {
-        for keys in KEYS {
+        for &keys in &all_keys {
+            let crossover_only = !KEYS.contains(&keys);
             let bytes = (adapters * keys / 8) as u64;
             configure(&mut group, bytes);
             group.throughput(Throughput::Bytes(bytes));
@@ -167,23 +179,25 @@ fn bench_plan(c: &mut Criterion, group_name: &str, overlap: Overlap, adapter_cou
             let case = OnceCell::new();
             let case = || case.get_or_init(|| Case::new(keys, adapters, overlap));
 
-            let allocating = default_policy(Parallelism::Auto);
-            bench_lazy(
-                &mut group,
-                "default",
-                &value,
-                || {
-                    let case = case();
-                    let plan = allocating.select_load_plan(Keys::count(keys), &case.lookup, &case.adapters);
-                    case.check(group_name, "default", &plan.expect("valid inputs"));
-                    case
-                },
-                |case| {
-                    allocating
-                        .select_load_plan(Keys::count(keys), black_box(&case.lookup), black_box(&case.adapters))
-                        .expect("valid inputs")
-                },
-            );
+            if !crossover_only {
+                let allocating = default_policy(Parallelism::Auto);
+                bench_lazy(
+                    &mut group,
+                    "default",
+                    &value,
+                    || {
+                        let case = case();
+                        let plan = allocating.select_load_plan(Keys::count(keys), &case.lookup, &case.adapters);
+                        case.check(group_name, "default", &plan.expect("valid inputs"));
+                        case
+                    },
+                    |case| {
+                        allocating
+                            .select_load_plan(Keys::count(keys), black_box(&case.lookup), black_box(&case.adapters))
+                            .expect("valid inputs")
+                    },
+                );
+            }
             let into_variants: &[(&str, Parallelism)] = if overlap == Overlap::Random60 {
                 &[
                     ("default_into", Parallelism::Auto),
@@ -219,6 +233,9 @@ fn bench_plan(c: &mut Criterion, group_name: &str, overlap: Overlap, adapter_cou
                             .expect("valid inputs")
                     },
                 );
+            }
+            if crossover_only {
+                continue;
             }
             for (name, policy) in &other_policies {
                 bench_lazy(
