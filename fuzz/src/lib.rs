@@ -1,0 +1,55 @@
+//! The checks behind bitplan's fuzz targets.
+//!
+//! Each module is one target: an input type (built by [`arbitrary`] from the
+//! fuzzer's bytes, or the raw bytes themselves) and a `check` function that
+//! panics on any finding. The fuzz targets in `fuzz_targets/` are one line
+//! each; `tests/replay.rs` runs the same functions over every committed seed
+//! and regression input under plain `cargo test`, so a crash once found
+//! stays a unit test. See `docs/FUZZING.md`.
+//!
+//! - [`bitmap_ops`]: random operation sequences on a [`Bitmap`] and on a
+//!   `Vec<bool>` model, every word-level operation also run directly on
+//!   every available kernel.
+//! - [`plan_invariants`]: random lookups planned by every registered policy.
+//! - [`from_untrusted`]: bytes, bit strings and JSON cases fed to every
+//!   parser.
+//!
+//! [`Bitmap`]: bitmap_core::Bitmap
+
+#![forbid(unsafe_code)]
+
+use arbitrary::{Arbitrary, Unstructured};
+
+pub mod bitmap_ops;
+pub mod fill;
+pub mod from_untrusted;
+pub mod plan_invariants;
+
+/// The fuzz targets, by name: what `cargo fuzz run NAME` runs.
+pub const TARGETS: [&str; 3] = ["bitmap_ops", "plan_invariants", "from_untrusted"];
+
+/// Runs one input of the target `name` exactly as its fuzz target does: the
+/// replay test's entry point.
+///
+/// # Panics
+///
+/// On any finding, as the fuzz target would; and for an unknown target name.
+pub fn replay(name: &str, data: &[u8]) {
+    match name {
+        "bitmap_ops" => decode(data).map_or((), bitmap_ops::check),
+        "plan_invariants" => decode(data).map_or((), plan_invariants::check),
+        "from_untrusted" => from_untrusted::check(data),
+        _ => panic!("unknown fuzz target {name:?}; the targets are {TARGETS:?}"),
+    }
+}
+
+/// Decodes a structured input as `libfuzzer_sys::fuzz_target!` does for a
+/// typed target: inputs shorter than the type's minimum size are skipped,
+/// then the whole buffer goes to `arbitrary_take_rest`. An input that does
+/// not decode is skipped (the fuzzer rejects it too).
+fn decode<'a, T: Arbitrary<'a>>(data: &'a [u8]) -> Option<T> {
+    if data.len() < T::size_hint(0).0 {
+        return None;
+    }
+    T::arbitrary_take_rest(Unstructured::new(data)).ok()
+}
