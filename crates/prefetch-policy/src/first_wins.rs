@@ -47,11 +47,12 @@ pub const MAX_INLINE_ADAPTERS: usize = 16;
 /// on rayon's pool: 2¹⁶ words, 4,194,304 keys.
 ///
 /// Below it, `Auto` does not touch rayon at all (not even to ask for the
-/// thread count), so small plans pay nothing for the option. The value is
-/// measured: at and above it, planning 3 adapters in parallel on the
-/// 2-core development machine is at least as fast as planning sequentially
-/// (run `cargo run --release -p prefetch-policy --example parallel_threshold`
-/// to measure another machine; `docs/PERFORMANCE.md` has the numbers).
+/// thread count), so small plans pay nothing for the option. Above it, the
+/// work per thread (tens of microseconds and more) dwarfs waking the pool
+/// (a few microseconds on an idle machine). Where the crossover lies
+/// depends on the machine's memory bandwidth per core and on how busy it
+/// is: `cargo run --release -p prefetch-policy --example parallel_threshold`
+/// measures it on a given machine.
 pub const PARALLEL_THRESHOLD_WORDS: usize = 1 << 16;
 
 /// Chunks per pool thread: a few per thread, so a thread slowed by
