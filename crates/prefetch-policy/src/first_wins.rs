@@ -125,14 +125,30 @@ pub fn plan_first_wins_into(
 ) -> Result<(), PlanError> {
     plan.reset(num_keys);
     check_lookup_lengths(num_keys, lookup)?;
-    let count = adapters.len();
-    if count <= MAX_INLINE_ADAPTERS {
-        let mut listed = [0; MAX_INLINE_ADAPTERS];
-        let mut inputs: [&[u64]; MAX_INLINE_ADAPTERS] = [&[]; MAX_INLINE_ADAPTERS];
-        plan_with_scratch(lookup, adapters, &mut listed[..count], &mut inputs[..count], parallelism, plan)
-    } else {
-        plan_with_scratch(lookup, adapters, &mut vec![0; count], &mut vec![&[][..]; count], parallelism, plan)
+    // Scratch sized to the adapter count: zeroing (and, for the output
+    // guards, dropping) 16-slot arrays costs more than a 1,024-key plan's
+    // kernel call, and controllers have a handful of adapters.
+    match adapters.len() {
+        0..=4 => plan_inline::<4>(lookup, adapters, parallelism, plan),
+        5..=8 => plan_inline::<8>(lookup, adapters, parallelism, plan),
+        9..=MAX_INLINE_ADAPTERS => plan_inline::<MAX_INLINE_ADAPTERS>(lookup, adapters, parallelism, plan),
+        count => plan_with_scratch(lookup, adapters, &mut vec![0; count], &mut vec![&[][..]; count], parallelism, plan),
     }
+}
+
+/// [`plan_with_scratch`] with its scratch in `N`-slot stack arrays
+/// (`adapters.len() <= N`).
+#[inline]
+fn plan_inline<const N: usize>(
+    lookup: &LookupResults,
+    adapters: &[AdapterDescriptor],
+    parallelism: Parallelism,
+    plan: &mut LoadPlan,
+) -> Result<(), PlanError> {
+    let count = adapters.len();
+    let mut listed = [0; N];
+    let mut inputs: [&[u64]; N] = [&[]; N];
+    plan_with_scratch(lookup, adapters, &mut listed[..count], &mut inputs[..count], parallelism, plan)
 }
 
 /// The engine after the length check, with scratch space for one index and
@@ -179,24 +195,34 @@ fn plan_with_scratch<'l>(
 /// `inputs` (one input per output, in order).
 #[inline]
 fn write_outputs(outputs: &mut [(usize, Bitmap)], inputs: &[&[u64]], parallelism: Parallelism) {
-    let count = outputs.len();
     // The guards clear each output's tail bits when dropped; the kernel never
     // sets them anyway (the inputs' tails are clear).
-    if count <= MAX_INLINE_ADAPTERS {
-        let mut guards: [Option<WordsMut<'_>>; MAX_INLINE_ADAPTERS] = Default::default();
-        for (guard, (_, bitmap)) in guards.iter_mut().zip(outputs.iter_mut()) {
-            *guard = Some(bitmap.words_mut());
+    match outputs.len() {
+        0..=4 => write_outputs_inline::<4>(outputs, inputs, parallelism),
+        5..=8 => write_outputs_inline::<8>(outputs, inputs, parallelism),
+        9..=MAX_INLINE_ADAPTERS => write_outputs_inline::<MAX_INLINE_ADAPTERS>(outputs, inputs, parallelism),
+        _ => {
+            let mut guards: Vec<WordsMut<'_>> = outputs.iter_mut().map(|(_, bitmap)| bitmap.words_mut()).collect();
+            let mut words: Vec<&mut [u64]> = guards.iter_mut().map(|guard| &mut guard[..]).collect();
+            first_wins_words(inputs, &mut words, parallelism);
         }
-        let mut words: [&mut [u64]; MAX_INLINE_ADAPTERS] = Default::default();
-        for (slot, guard) in words.iter_mut().zip(guards.iter_mut().flatten()) {
-            *slot = &mut guard[..];
-        }
-        first_wins_words(inputs, &mut words[..count], parallelism);
-    } else {
-        let mut guards: Vec<WordsMut<'_>> = outputs.iter_mut().map(|(_, bitmap)| bitmap.words_mut()).collect();
-        let mut words: Vec<&mut [u64]> = guards.iter_mut().map(|guard| &mut guard[..]).collect();
-        first_wins_words(inputs, &mut words, parallelism);
     }
+}
+
+/// [`write_outputs`] with the output slices in `N`-slot stack arrays
+/// (`outputs.len() <= N`).
+#[inline]
+fn write_outputs_inline<const N: usize>(outputs: &mut [(usize, Bitmap)], inputs: &[&[u64]], parallelism: Parallelism) {
+    let count = outputs.len();
+    let mut guards: [Option<WordsMut<'_>>; N] = [const { None }; N];
+    for (guard, (_, bitmap)) in guards.iter_mut().zip(outputs.iter_mut()) {
+        *guard = Some(bitmap.words_mut());
+    }
+    let mut words: [&mut [u64]; N] = core::array::from_fn(|_| <&mut [u64]>::default());
+    for (slot, guard) in words.iter_mut().zip(guards.iter_mut().flatten()) {
+        *slot = &mut guard[..];
+    }
+    first_wins_words(inputs, &mut words[..count], parallelism);
 }
 
 /// Runs the first-wins kernel over whole word slices, sequentially or in

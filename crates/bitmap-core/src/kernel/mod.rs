@@ -349,6 +349,7 @@ macro_rules! kernel_ops {
         fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;
         check: $check:block;
         words: $words:expr;
+        $(first: $first:block;)?
     )*) => {
         /// One kernel's implementation of every operation. Its functions may
         /// require CPU features: only [`KernelKind::table`] hands one out,
@@ -395,6 +396,7 @@ macro_rules! kernel_ops {
                 }
 
                 $check;
+                $($first)?
                 if $words <= SMALL_WORDS {
                     return scalar::$name($($arg),*);
                 }
@@ -482,9 +484,21 @@ kernel_ops! {
     fn position_nonzero(words: &[u64]) -> Option<usize>;
     check: {};
     words: words.len();
+    // Answered by the first word more often than not (a non-empty plan
+    // output, a lookup that holds key 0): no call for that.
+    first: {
+        if words.first().is_some_and(|&w| w != 0) {
+            return Some(0);
+        }
+    };
 
     /// The index of the first word that is not all ones.
     fn position_not_all_ones(words: &[u64]) -> Option<usize>;
     check: {};
     words: words.len();
+    first: {
+        if words.first().is_some_and(|&w| w != u64::MAX) {
+            return Some(0);
+        }
+    };
 }
