@@ -1,6 +1,7 @@
 //! Iteration: over set-bit indices ([`Ones`]), over every bit ([`Iter`]) and
 //! over the items that set bits select ([`Gather`]).
 
+use core::fmt;
 use core::iter::FusedIterator;
 
 use crate::bitmap::{Bitmap, WORD_BITS, count};
@@ -36,6 +37,9 @@ impl Bitmap {
     }
 
     /// Every bit as a `bool`, from bit 0.
+    ///
+    /// (`for i in &bitmap` iterates over the indices of the set bits, as
+    /// [`ones`](Bitmap::ones) does, not over this.)
     #[inline]
     pub fn iter(&self) -> Iter<'_> {
         Iter { words: &self.words, front: 0, back: self.len }
@@ -110,7 +114,8 @@ impl<'b> IntoIterator for &'b Bitmap {
 /// and runs on the popcount kernel.
 ///
 /// [`count`]: Iterator::count
-#[derive(Clone, Debug)]
+#[derive(Clone)]
+#[must_use = "iterators are lazy and do nothing unless consumed"]
 pub struct Ones<'b> {
     /// The not-yet-yielded bits of the front word.
     front: u64,
@@ -243,8 +248,21 @@ impl DoubleEndedIterator for Ones<'_> {
 
 impl FusedIterator for Ones<'_> {}
 
+// Not derived: the derive would print every remaining word, megabytes for a
+// large bitmap.
+impl fmt::Debug for Ones<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ones")
+            .field("front", &format_args!("{:#018x} at bit {}", self.front, self.front_base))
+            .field("back", &format_args!("{:#018x} at bit {}", self.back, self.back_base))
+            .field("middle_words", &self.middle.len())
+            .finish()
+    }
+}
+
 /// Every bit of a bitmap as a `bool`, from bit 0; from [`Bitmap::iter`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
+#[must_use = "iterators are lazy and do nothing unless consumed"]
 pub struct Iter<'b> {
     words: &'b [u64],
     /// The next bit to yield from the front.
@@ -301,12 +319,19 @@ impl ExactSizeIterator for Iter<'_> {}
 
 impl FusedIterator for Iter<'_> {}
 
+// Not derived: the words could be megabytes.
+impl fmt::Debug for Iter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Iter").field("remaining", &(self.front..self.back)).finish()
+    }
+}
+
 /// The items a bitmap's set bits select, `&items[i]` for each set bit `i`,
 /// ascending; from [`Bitmap::gather`].
 ///
 /// `'b` borrows the bitmap and `'a` the items: the yielded references live
 /// as long as the items, not as the bitmap.
-#[derive(Debug)]
+#[must_use = "iterators are lazy and do nothing unless consumed"]
 pub struct Gather<'b, 'a, T> {
     ones: Ones<'b>,
     items: &'a [T],
@@ -346,3 +371,10 @@ impl<'a, T> DoubleEndedIterator for Gather<'_, 'a, T> {
 }
 
 impl<T> FusedIterator for Gather<'_, '_, T> {}
+
+// Not derived: the derive would require `T: Debug` and print every item.
+impl<T> fmt::Debug for Gather<'_, '_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gather").field("ones", &self.ones).field("items", &self.items.len()).finish()
+    }
+}
