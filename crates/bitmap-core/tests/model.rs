@@ -24,8 +24,9 @@ const LENGTHS: &[usize] = if cfg!(miri) {
 /// Bit densities in 1/1024ths: all clear, sparse, half, dense, all set.
 const DENSITIES: &[u32] = if cfg!(miri) { &[0, 16, 512, 1024] } else { &[0, 16, 512, 1000, 1024] };
 
-/// The densities of each operand of the binary operations, which run on
-/// every pair of them.
+/// The lengths and densities of the binary operations, which run on every
+/// pair of densities in every form.
+const PAIR_LENGTHS: &[usize] = if cfg!(miri) { &[0, 1, 64, 65, 257] } else { LENGTHS };
 const PAIR_DENSITIES: &[u32] = if cfg!(miri) { &[0, 512, 1024] } else { DENSITIES };
 
 /// xorshift64*: small, deterministic, good enough to scatter bits.
@@ -320,7 +321,7 @@ fn single_bits() {
 /// of the crate's clamping).
 fn range_cases(len: usize) -> Vec<(Bound<usize>, Bound<usize>)> {
     let points: &[usize] = if cfg!(miri) {
-        &[0, 1, 63, 64, 65, 129, len / 2, len.saturating_sub(1), len, len + 1]
+        &[0, 1, 64, 65, len / 2, len, len + 1]
     } else {
         &[0, 1, 2, 31, 63, 64, 65, 127, 128, 129, len / 2, len.saturating_sub(1), len, len + 1, len + 100]
     };
@@ -506,7 +507,7 @@ fn binary_ops() -> Vec<BinaryOp> {
 #[test]
 fn binary_operations() {
     let ops = binary_ops();
-    for &len in LENGTHS {
+    for &len in PAIR_LENGTHS {
         for (i, &density_a) in PAIR_DENSITIES.iter().enumerate() {
             for (j, &density_b) in PAIR_DENSITIES.iter().enumerate() {
                 let mut rng = Rng::new((len * 97 + i * 7 + j) as u64);
@@ -704,7 +705,8 @@ fn text() {
             if position >= len {
                 continue;
             }
-            for found in ['2', ' ', 'é', '🦀'] {
+            let found_chars: &[char] = if cfg!(miri) { &['2', '🦀'] } else { &['2', ' ', 'é', '🦀'] };
+            for &found in found_chars {
                 let mut bad: Vec<char> = text.chars().collect();
                 bad[position] = found;
                 let bad: String = bad.into_iter().collect();
