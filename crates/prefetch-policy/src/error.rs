@@ -205,6 +205,28 @@ pub enum PlanViolation {
     },
 }
 
+/// An adapter weight that is not a finite number greater than 0, from
+/// [`AdapterDescriptor::with_weight`](crate::AdapterDescriptor::with_weight).
+///
+/// ```
+/// use prefetch_policy::AdapterDescriptor;
+///
+/// let error = AdapterDescriptor::new(1, "disk").with_weight(-2.0).unwrap_err();
+/// assert_eq!((error.adapter, error.weight), (1, -2.0));
+/// assert_eq!(error.to_string(), r#"adapter 1 ("disk"): weight -2 is not a finite number greater than 0"#);
+/// ```
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("adapter {adapter} ({name:?}): weight {weight} is not a finite number greater than 0")]
+#[non_exhaustive]
+pub struct WeightError {
+    /// The adapter's index.
+    pub adapter: usize,
+    /// The adapter's name.
+    pub name: String,
+    /// The rejected weight.
+    pub weight: f64,
+}
+
 /// Why the [`PolicyRegistry`](crate::PolicyRegistry) refused a request.
 ///
 /// ```
@@ -212,7 +234,7 @@ pub enum PlanViolation {
 ///
 /// let registry = PolicyRegistry::with_builtin();
 /// let error = registry.create("fastest").unwrap_err();
-/// assert_eq!(error.to_string(), r#"unknown prefetch policy "fastest"; known: default, retain"#);
+/// assert_eq!(error.to_string(), r#"unknown prefetch policy "fastest"; known: balanced, default, retain"#);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]

@@ -11,7 +11,10 @@
 //!   [`Keys`] view (a bare count when no policy needs the key objects);
 //! - the built-in policies [`DefaultPolicy`] (`default`: each key from the
 //!   lowest-indexed adapter that holds it) and [`RetainPolicy`] (`retain`:
-//!   the same plan, every key kept in L1);
+//!   the same plan, every key kept in L1), and [`BalancedPolicy`]
+//!   (`balanced`: the same keys, shared out among the adapters that hold
+//!   them by [weight](AdapterDescriptor::weight) so the slowest finishes
+//!   first);
 //! - a thread-safe [`PolicyRegistry`] of policies by name, and the
 //!   process-wide [`global_registry`];
 //! - [`LoadPlan`], with what a controller does next (prefix trimming,
@@ -113,6 +116,7 @@
 
 mod adapter;
 mod adapter_map;
+mod balanced;
 mod controller;
 mod error;
 mod first_wins;
@@ -125,10 +129,11 @@ pub mod reference;
 mod registry;
 mod validate;
 
-pub use adapter::AdapterDescriptor;
+pub use adapter::{AdapterDescriptor, AdapterWeight};
 pub use adapter_map::{Entries, IntoEntries};
+pub use balanced::{BalancedPolicy, MAX_DENSE_PARTICIPANTS, plan_balanced_into};
 pub use controller::PrefetchDecision;
-pub use error::{KeyError, KeyField, PlanError, PlanViolation, RegistryError};
+pub use error::{KeyError, KeyField, PlanError, PlanViolation, RegistryError, WeightError};
 pub use first_wins::{MAX_INLINE_ADAPTERS, PARALLEL_THRESHOLD_WORDS, Parallelism, plan_first_wins_into};
 pub use keys::Keys;
 pub use lookup::LookupResults;

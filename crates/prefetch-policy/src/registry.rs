@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
+use crate::balanced::BalancedPolicy;
 use crate::error::RegistryError;
 use crate::policy::{DefaultPolicy, PrefetchPolicy, RetainPolicy};
 
@@ -14,15 +15,15 @@ pub type PolicyFactory = Arc<dyn Fn() -> Box<dyn PrefetchPolicy> + Send + Sync>;
 /// seed's registry: registering a name twice is an error, and creating an
 /// unknown name is an error that lists the known ones.
 ///
-/// [`global_registry`] is the process-wide one, with `default` and `retain`
-/// registered; build a separate registry for tests or for embedding.
+/// [`global_registry`] is the process-wide one, with `balanced`, `default`
+/// and `retain` registered; build a separate registry for tests or for embedding.
 ///
 /// ```
 /// use prefetch_policy::{DefaultPolicy, PolicyRegistry, Parallelism, PrefetchPolicy, RegistryError};
 ///
 /// let registry = PolicyRegistry::with_builtin();
 /// registry.register("sequential", || Box::new(DefaultPolicy::new().with_parallelism(Parallelism::Sequential)))?;
-/// assert_eq!(registry.names(), ["default", "retain", "sequential"]);
+/// assert_eq!(registry.names(), ["balanced", "default", "retain", "sequential"]);
 /// assert_eq!(registry.create("sequential")?.name(), "default");
 /// assert!(matches!(registry.register("retain", || Box::new(DefaultPolicy::new())), Err(RegistryError::Duplicate { .. })));
 /// # Ok::<(), RegistryError>(())
@@ -38,13 +39,14 @@ impl PolicyRegistry {
         PolicyRegistry::default()
     }
 
-    /// A registry with the built-in policies: `default` ([`DefaultPolicy`])
-    /// and `retain` ([`RetainPolicy`]).
+    /// A registry with the built-in policies: `default` ([`DefaultPolicy`]),
+    /// `retain` ([`RetainPolicy`]) and `balanced` ([`BalancedPolicy`]).
     pub fn with_builtin() -> PolicyRegistry {
         let registry = PolicyRegistry::new();
-        let builtin: [(&str, PolicyFactory); 2] = [
+        let builtin: [(&str, PolicyFactory); 3] = [
             (DefaultPolicy::NAME, Arc::new(|| Box::new(DefaultPolicy::new()))),
             (RetainPolicy::NAME, Arc::new(|| Box::new(RetainPolicy::new()))),
+            (BalancedPolicy::NAME, Arc::new(|| Box::new(BalancedPolicy::new()))),
         ];
         registry.write().extend(builtin.map(|(name, factory)| (name.to_owned(), factory)));
         registry
@@ -132,8 +134,8 @@ impl fmt::Debug for PolicyRegistry {
     }
 }
 
-/// The process-wide registry, created on first use with `default` and
-/// `retain` registered.
+/// The process-wide registry, created on first use with `default`,
+/// `retain` and `balanced` registered.
 pub fn global_registry() -> &'static PolicyRegistry {
     static GLOBAL: OnceLock<PolicyRegistry> = OnceLock::new();
     GLOBAL.get_or_init(PolicyRegistry::with_builtin)
@@ -187,11 +189,12 @@ mod tests {
     #[test]
     fn builtin_names_and_instances() {
         let registry = PolicyRegistry::with_builtin();
-        assert_eq!(registry.names(), ["default", "retain"]);
+        assert_eq!(registry.names(), ["balanced", "default", "retain"]);
         assert!(registry.contains("default") && !registry.contains("Default"));
+        assert_eq!(registry.create("balanced").unwrap().name(), "balanced");
         assert_eq!(registry.create("default").unwrap().select_l1_retentions(Keys::count(2)), [false, false]);
         assert_eq!(registry.create("retain").unwrap().select_l1_retentions(Keys::count(2)), [true, true]);
-        assert_eq!(format!("{registry:?}"), r#"PolicyRegistry { names: ["default", "retain"] }"#);
+        assert_eq!(format!("{registry:?}"), r#"PolicyRegistry { names: ["balanced", "default", "retain"] }"#);
     }
 
     #[test]
@@ -214,7 +217,10 @@ mod tests {
         registry.register("b", || Box::new(DefaultPolicy::new())).unwrap();
         assert_eq!(
             registry.create("zzz").unwrap_err(),
-            RegistryError::Unknown { name: "zzz".into(), known: vec!["b".into(), "default".into(), "retain".into()] }
+            RegistryError::Unknown {
+                name: "zzz".into(),
+                known: vec!["b".into(), "balanced".into(), "default".into(), "retain".into()]
+            }
         );
     }
 
@@ -249,7 +255,7 @@ mod tests {
                 });
             }
         });
-        assert_eq!(registry.names().len(), 2 + 4 * 50);
+        assert_eq!(registry.names().len(), 3 + 4 * 50);
         let names = registry.names();
         assert!(names.windows(2).all(|pair| pair[0] < pair[1]));
     }

@@ -15,10 +15,11 @@ use crate::plan::{LoadPlan, check_lookup_lengths};
 /// A policy states its contract in
 /// [`PrefetchPolicy::contract`](crate::PrefetchPolicy::contract), and
 /// [`LoadPlan::validate_with`] checks a plan against one. `default` and
-/// `retain` promise [`FirstWins`](PlanContract::FirstWins); a policy that
-/// balances load across adapters would promise
+/// `retain` promise [`FirstWins`](PlanContract::FirstWins); `balanced`,
+/// which shares keys out across adapters, promises
 /// [`Complete`](PlanContract::Complete): it plans every key some adapter
-/// holds, but not necessarily on the first holder.
+/// holds (the same coverage as first-wins), but not necessarily on the
+/// first holder.
 ///
 /// ```
 /// use prefetch_policy::PlanContract;

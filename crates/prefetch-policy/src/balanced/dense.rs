@@ -1,0 +1,420 @@
+//! The word-parallel balanced engine, for up to [`MAX_DENSE_PARTICIPANTS`]
+//! participants: every class has a slot (`C = 2^P` of them), and all
+//! scratch space is on the stack.
+//!
+//! # Counting
+//!
+//! The words are cut into at most [`MAX_SUPER_BLOCKS`] *super-blocks*. In
+//! each, the fused kernels count the keys every set `T` of participants
+//! holds in common, `I(T) = popcount(AND of T's lookups)`: `popcount` for
+//! one participant, `and_popcount` for two, and for three or more an
+//! `and_popcount` against the product of the others, built a
+//! [`CHUNK_WORDS`]-word chunk at a time on the stack. The Möbius transform
+//! over supersets turns those into class counts (keys held by exactly `T`).
+//! The per-super-block counts are kept (the *records*).
+//!
+//! # Assigning
+//!
+//! Each class hands its keys, in index order, to its participants in index
+//! order, each up to its quota. At any point every class has one current
+//! owner; the owners change only where a quota runs out, at most once per
+//! (class, participant) pair. The records say in which super-blocks that
+//! happens: every other super-block is routed with fixed owners in one
+//! branch-free pass (for up to [`MAX_MUX_PARTICIPANTS`] participants, each
+//! output word is its lookup word AND a multiplexer tree over the other
+//! lookups, whose leaves say which classes it owns); the super-blocks where
+//! an owner changes go word by word, counting each class's keys and
+//! splitting the word where the quota ends.
+
+use bitmap_core::{Bitmap, WordsMut, kernel};
+
+use super::solve::{Classes, Scratch, solve};
+use crate::plan::LoadPlan;
+
+/// The most participants the word-parallel `balanced` engine plans (256
+/// classes of keys, all scratch space on the stack); with more, a
+/// key-by-key engine plans the same plan, slower and allocating (see
+/// [`plan_balanced_into`](crate::plan_balanced_into)).
+pub const MAX_DENSE_PARTICIPANTS: usize = 8;
+
+/// The most participants routed by the multiplexer pass; above, every word
+/// is routed class by class (the multiplexer tree of `P` participants has
+/// `2^(P-1)` leaves per output).
+const MAX_MUX_PARTICIPANTS: usize = 4;
+
+/// The most super-blocks: the owners change in at most one super-block
+/// per (class, participant) pair, and those go word by word, so more, and
+/// smaller, super-blocks make that part smaller; fewer make the counting
+/// kernel calls longer. 32 keeps both small at 262,144 keys × 3.
+const MAX_SUPER_BLOCKS: usize = 32;
+
+/// Records kept on the stack, in `u64`s: 16 KiB. With many participants
+/// (many classes) there are fewer super-blocks.
+const RECORD_WORDS: usize = 2048;
+
+/// The smallest super-block, in words: shorter kernel calls cost more than
+/// they count.
+const MIN_SUPER_BLOCK_WORDS: usize = 64;
+
+/// Words of a product of three or more lookups built at a time: 1 KiB.
+const CHUNK_WORDS: usize = 128;
+
+/// The classes of `P` participants: slot `c` is the class of keys held by
+/// exactly the participants whose bits are set in `c`.
+struct DenseClasses<'a, const P: usize> {
+    counts: &'a [u64],
+}
+
+impl<const P: usize> Classes for DenseClasses<'_, P> {
+    fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    #[inline]
+    fn keys(&self, class: usize) -> u64 {
+        self.counts[class]
+    }
+
+    #[inline]
+    fn holds(&self, class: usize, participant: usize) -> bool {
+        class >> participant & 1 == 1
+    }
+}
+
+/// Plans `num_keys` keys of `P` participants (`C = 2^P` classes;
+/// `D = max(P-2, 1)` product buffers) into `plan`, whose entries become
+/// exactly `indices` (the caller removes the empty ones).
+pub(super) fn plan<const P: usize, const C: usize, const D: usize>(
+    num_keys: usize,
+    indices: &[usize],
+    inputs: &[&[u64]],
+    weights: &[f64],
+    plan: &mut LoadPlan,
+) {
+    debug_assert!(C == 1 << P && D == P.saturating_sub(2).max(1));
+    debug_assert!(indices.len() == P && inputs.len() == P && weights.len() == P);
+    let inputs: [&[u64]; P] = core::array::from_fn(|p| inputs[p]);
+    let words = inputs[0].len();
+
+    // Count.
+    let max_blocks = MAX_SUPER_BLOCKS.min(RECORD_WORDS / C).max(1);
+    let block_words = MIN_SUPER_BLOCK_WORDS.max(words.div_ceil(max_blocks)).next_multiple_of(8);
+    let blocks = words.div_ceil(block_words);
+    let mut records = [0u64; RECORD_WORDS];
+    let mut totals = [0u64; C];
+    let mut products = [[0u64; CHUNK_WORDS]; D];
+    for (block, record) in records.chunks_exact_mut(C).take(blocks).enumerate() {
+        let range = block * block_words..words.min((block + 1) * block_words);
+        let record: &mut [u64; C] = record.try_into().expect("C words");
+        count_classes::<P, C>(&inputs, range, &mut products, record);
+        for (total, &count) in totals.iter_mut().zip(record.iter()) {
+            *total += count;
+        }
+    }
+
+    // Solve.
+    let mut order = [0usize; C];
+    let mut listed = 0;
+    for holders in 1..=P as u32 {
+        for class in (1..C).filter(|class| class.count_ones() == holders) {
+            order[listed] = class;
+            listed += 1;
+        }
+    }
+    let mut flow = [[0u64; P]; C];
+    solve(
+        &DenseClasses::<P> { counts: &totals },
+        &order[..listed],
+        weights,
+        Scratch {
+            flow: flow.as_flattened_mut(),
+            load: &mut [0; P],
+            cap: &mut [0; P],
+            participant_parent: &mut [0; P],
+            class_parent: &mut [0; C],
+            queue: &mut [0; C],
+        },
+    );
+
+    // Assign.
+    let mut owners = Owners::<P, C>::new(&flow);
+    let outputs = plan.map_mut().prepare_overwrite(indices, num_keys);
+    debug_assert!(outputs.iter().all(|(_, bitmap)| bitmap.num_words() == words));
+    write_outputs::<P>(outputs, |outputs| {
+        for (block, record) in records.chunks_exact(C).take(blocks).enumerate() {
+            let range = block * block_words..words.min((block + 1) * block_words);
+            if P <= MAX_MUX_PARTICIPANTS && (1..C).all(|class| record[class] <= owners.left[class]) {
+                route_fixed::<P>(&inputs, outputs, range, &owners.tables());
+                for (class, &keys) in record.iter().enumerate().skip(1) {
+                    owners.take(class, keys, &flow);
+                }
+            } else {
+                for word in range {
+                    let held: [u64; P] = core::array::from_fn(|p| inputs[p][word]);
+                    let routed = owners.route_word(held, &flow);
+                    for (output, bits) in outputs.iter_mut().zip(routed) {
+                        output[word] = bits;
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Counts the keys of each class in the words `range` into `counts`.
+fn count_classes<const P: usize, const C: usize>(
+    inputs: &[&[u64]; P],
+    range: core::ops::Range<usize>,
+    products: &mut [[u64; CHUNK_WORDS]],
+    counts: &mut [u64; C],
+) {
+    // `common[t]`: keys every participant of `t` holds, whoever else does.
+    let common = counts;
+    common.fill(0);
+    let slice = |p: usize| &inputs[p][range.clone()];
+    for a in 0..P {
+        common[1 << a] = kernel::popcount(slice(a));
+        for b in a + 1..P {
+            common[1 << a | 1 << b] = kernel::and_popcount(slice(a), slice(b));
+        }
+    }
+    if P >= 3 {
+        for start in range.clone().step_by(CHUNK_WORDS) {
+            let chunk = start..range.end.min(start + CHUNK_WORDS);
+            let len = chunk.len();
+            for a in 0..P {
+                for b in a + 1..P - 1 {
+                    let (x, y) = (&inputs[a][chunk.clone()], &inputs[b][chunk.clone()]);
+                    for (product, (x, y)) in products[0][..len].iter_mut().zip(x.iter().zip(y)) {
+                        *product = x & y;
+                    }
+                    extend::<P, C>(inputs, chunk.clone(), products, 0, 1 << a | 1 << b, b, common);
+                }
+            }
+        }
+    }
+    // Möbius over supersets: exactly-`t` = common(t) − exactly-supersets.
+    common[0] = 0;
+    for bit in 0..P {
+        for set in (0..C).filter(|set| set >> bit & 1 == 0) {
+            common[set] = common[set].wrapping_sub(common[set | 1 << bit]);
+        }
+    }
+    // (Keys nobody holds are no class.)
+    common[0] = 0;
+}
+
+/// With `products[depth]` holding the AND of the lookups in `set` (whose
+/// highest member is `last`) over `chunk`, adds the counts of every
+/// superset made of `set` and higher participants.
+fn extend<const P: usize, const C: usize>(
+    inputs: &[&[u64]; P],
+    chunk: core::ops::Range<usize>,
+    products: &mut [[u64; CHUNK_WORDS]],
+    depth: usize,
+    set: usize,
+    last: usize,
+    common: &mut [u64; C],
+) {
+    let len = chunk.len();
+    for next in last + 1..P {
+        let held = &inputs[next][chunk.clone()];
+        common[set | 1 << next] += kernel::and_popcount(&products[depth][..len], held);
+        if next + 1 < P {
+            let (done, rest) = products.split_at_mut(depth + 1);
+            for (product, (x, y)) in rest[0][..len].iter_mut().zip(done[depth].iter().zip(held)) {
+                *product = x & y;
+            }
+            extend::<P, C>(inputs, chunk.clone(), products, depth + 1, set | 1 << next, next, common);
+        }
+    }
+}
+
+/// Runs `write` on the words of every output at once; the guards clear the
+/// tail bits afterwards (the routing never sets them: the lookups' are
+/// clear).
+fn write_outputs<const P: usize>(outputs: &mut [(usize, Bitmap)], write: impl FnOnce(&mut [&mut [u64]; P])) {
+    let mut guards: [Option<WordsMut<'_>>; P] = [const { None }; P];
+    for (guard, (_, bitmap)) in guards.iter_mut().zip(outputs.iter_mut()) {
+        *guard = Some(bitmap.words_mut());
+    }
+    let mut words: [&mut [u64]; P] = core::array::from_fn(|_| <&mut [u64]>::default());
+    for (slot, guard) in words.iter_mut().zip(guards.iter_mut().flatten()) {
+        *slot = &mut guard[..];
+    }
+    write(&mut words);
+}
+
+/// Where each class's keys go next: its current owner and that owner's
+/// quota left.
+struct Owners<const P: usize, const C: usize> {
+    owner: [u8; C],
+    left: [u64; C],
+}
+
+impl<const P: usize, const C: usize> Owners<P, C> {
+    fn new(flow: &[[u64; P]; C]) -> Self {
+        let mut owners = Owners { owner: [0; C], left: [0; C] };
+        for class in 1..C {
+            owners.owner[class] = class.trailing_zeros() as u8;
+            owners.advance(class, 0, flow);
+        }
+        owners
+    }
+
+    /// Makes the owner of `class` its first participant from `from` on with
+    /// a quota; leaves it alone (with nothing left) if there is none.
+    fn advance(&mut self, class: usize, from: usize, flow: &[[u64; P]; C]) {
+        if let Some(next) = (from..P).find(|&p| class >> p & 1 == 1 && flow[class][p] > 0) {
+            self.owner[class] = next as u8;
+            self.left[class] = flow[class][next];
+        } else {
+            self.left[class] = 0;
+        }
+    }
+
+    /// Records that the owner of `class` took `keys` keys, no more than its
+    /// quota left.
+    #[inline]
+    fn take(&mut self, class: usize, keys: u64, flow: &[[u64; P]; C]) {
+        debug_assert!(keys <= self.left[class]);
+        self.left[class] -= keys;
+        if self.left[class] == 0 && keys > 0 {
+            self.advance(class, usize::from(self.owner[class]) + 1, flow);
+        }
+    }
+
+    /// The multiplexer leaves of each output: for participant `a`, entry
+    /// `j` is all ones if `a` owns the class of `a` plus the other
+    /// participants whose bits are set in `j` (the others in index order).
+    fn tables(&self) -> [[u64; 1 << (MAX_MUX_PARTICIPANTS - 1)]; P] {
+        core::array::from_fn(|a| {
+            core::array::from_fn(|others| {
+                let below = others & ((1 << a) - 1);
+                let class = below | (others >> a) << (a + 1) | 1 << a;
+                if class < C && usize::from(self.owner[class]) == a { u64::MAX } else { 0 }
+            })
+        })
+    }
+
+    /// Routes one word: the class masks of `held`, each to its owner, split
+    /// where a quota ends.
+    #[inline]
+    fn route_word(&mut self, held: [u64; P], flow: &[[u64; P]; C]) -> [u64; P] {
+        let mut masks = [0u64; C];
+        masks[0] = u64::MAX;
+        for (p, &bits) in held.iter().enumerate() {
+            for class in 0..1 << p {
+                masks[class | 1 << p] = masks[class] & bits;
+                masks[class] &= !bits;
+            }
+        }
+        let mut out = [0u64; P];
+        for (class, &mask) in masks.iter().enumerate().skip(1) {
+            let mut mask = mask;
+            while mask != 0 {
+                let keys = u64::from(mask.count_ones());
+                let owner = usize::from(self.owner[class]);
+                let left = self.left[class];
+                if keys <= left || left == 0 {
+                    // (`left == 0` only if the counts were wrong: keep the
+                    // keys on the last owner rather than lose them.)
+                    out[owner] |= mask;
+                    if left > 0 {
+                        self.take(class, keys, flow);
+                    }
+                    break;
+                }
+                let rest = clear_lowest_ones(mask, left);
+                out[owner] |= mask ^ rest;
+                self.take(class, left, flow);
+                mask = rest;
+            }
+        }
+        out
+    }
+}
+
+/// `bits` without its `n` lowest set bits.
+#[inline]
+fn clear_lowest_ones(mut bits: u64, n: u64) -> u64 {
+    for _ in 0..n {
+        bits &= bits.wrapping_sub(1);
+    }
+    bits
+}
+
+/// Routes the words `range` with fixed owners: output `a` is lookup `a`
+/// AND the multiplexer tree of `tables[a]` over the other lookups.
+#[inline]
+fn route_fixed<const P: usize>(
+    inputs: &[&[u64]; P],
+    outputs: &mut [&mut [u64]; P],
+    range: core::ops::Range<usize>,
+    tables: &[[u64; 1 << (MAX_MUX_PARTICIPANTS - 1)]; P],
+) {
+    let len = range.len();
+    let inputs: [&[u64]; P] = core::array::from_fn(|p| &inputs[p][range.clone()]);
+    let outputs = outputs.each_mut().map(|output| &mut output[range.clone()]);
+    for p in 0..P {
+        assert!(inputs[p].len() == len && outputs[p].len() == len);
+    }
+    for word in 0..len {
+        let held: [u64; P] = core::array::from_fn(|p| inputs[p][word]);
+        for a in 0..P {
+            let mut leaves = tables[a];
+            let mut width = 1 << (P - 1);
+            for (p, &bits) in held.iter().enumerate() {
+                if p == a {
+                    continue;
+                }
+                width /= 2;
+                for leaf in 0..width {
+                    let (low, high) = (leaves[2 * leaf], leaves[2 * leaf + 1]);
+                    leaves[leaf] = low ^ (bits & (low ^ high));
+                }
+            }
+            outputs[a][word] = held[a] & leaves[0];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clearing_lowest_ones() {
+        assert_eq!(clear_lowest_ones(0b1011_0110, 0), 0b1011_0110);
+        assert_eq!(clear_lowest_ones(0b1011_0110, 2), 0b1011_0000);
+        assert_eq!(clear_lowest_ones(u64::MAX, 63), 1 << 63);
+    }
+
+    #[test]
+    fn class_counts_match_a_key_by_key_count() {
+        // 3 participants over 700 words: products span several chunks.
+        let words = 700;
+        let mut state = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let lookups: Vec<Vec<u64>> = (0..4).map(|_| (0..words).map(|_| next() & next()).collect()).collect();
+        let inputs: [&[u64]; 4] = core::array::from_fn(|p| lookups[p].as_slice());
+        let mut counts = [0u64; 16];
+        let mut products = [[0u64; CHUNK_WORDS]; 2];
+        count_classes::<4, 16>(&inputs, 3..words, &mut products, &mut counts);
+        let mut expected = [0u64; 16];
+        let held_by = |word: usize| -> [u64; 4] { core::array::from_fn(|p| inputs[p][word]) };
+        for held in (3..words).map(held_by) {
+            for bit in 0..64 {
+                let class = (0..4).filter(|&p| held[p] >> bit & 1 == 1).fold(0, |c, p| c | 1 << p);
+                expected[class] += 1;
+            }
+        }
+        expected[0] = counts[0];
+        assert_eq!(counts, expected);
+    }
+}
