@@ -4,14 +4,14 @@
 //! # Format
 //!
 //! ```json
-//! {"num_keys": 5, "adapters": [0, 1, {"index": 2, "name": "s3"}],
+//! {"num_keys": 5, "adapters": [0, 1, {"index": 2, "name": "s3", "weight": 2.0}],
 //!  "lookup": {"0": [0, 3], "1": "01110", "2": [4, 2, 3]}, "policy": "default"}
 //! ```
 //!
 //! | field | value |
 //! |---|---|
 //! | `num_keys` | the number of keys in the batch: an integer from 0 |
-//! | `adapters` | the adapter descriptors, in any order: each an index (an integer from 0) or an object `{"index": 0, "name": "ssd0"}` (`name` optional) |
+//! | `adapters` | the adapter descriptors, in any order: each an index (an integer from 0) or an object `{"index": 0, "name": "ssd0", "weight": 2.0}` (`name` and `weight` optional; `weight`, the adapter's relative load bandwidth for the `balanced` policy, is a finite number greater than 0, default 1) |
 //! | `lookup` | adapter index (as a JSON string of decimal digits) → the keys it holds: an array of key indices below `num_keys` (any order, repeats allowed) or a string of `num_keys` `0`/`1` characters, bit 0 first |
 //! | `policy` | optional: a registered policy's name; absent or `null` leaves the choice to the caller |
 //!
@@ -30,8 +30,8 @@
 //! **Unknown fields are errors**, in the case and in an adapter object. A
 //! misspelt field (`"polcy": "retain"`, `"lookups"`) silently ignored would
 //! give an answer that looks right and is not; and a field this version
-//! does not know, such as an adapter's `weight` for a future policy, cannot
-//! be honoured, so it must not be dropped either. When a field is added, it
+//! does not know (a setting for a future policy) cannot be honoured, so it
+//! must not be dropped either. When a field is added, it
 //! is added to the list of known ones (for an adapter object: one field of
 //! `AdapterObject` and one line of its `into_descriptor`).
 //!
@@ -173,11 +173,17 @@ struct AdapterObject<'a> {
     index: &'a RawValue,
     #[serde(default)]
     name: Option<String>,
+    #[serde(borrow, default)]
+    weight: Option<&'a RawValue>,
 }
 
-impl AdapterObject<'_> {
-    fn into_descriptor(self, index: usize) -> AdapterDescriptor {
-        AdapterDescriptor::new(index, self.name.unwrap_or_else(|| default_name(index)))
+impl<'a> AdapterObject<'a> {
+    /// The descriptor, or the raw `weight` if it is not a valid weight.
+    fn into_descriptor(self, index: usize) -> Result<AdapterDescriptor, &'a RawValue> {
+        let descriptor = AdapterDescriptor::new(index, self.name.unwrap_or_else(|| default_name(index)));
+        let Some(raw) = self.weight else { return Ok(descriptor) };
+        let weight = serde_json::from_str::<f64>(raw.get()).map_err(|_| raw)?;
+        descriptor.with_weight(weight).map_err(|_| raw)
     }
 }
 
@@ -192,6 +198,7 @@ const EXPECTED_ADAPTERS: &str = "an array of adapters";
 const EXPECTED_ADAPTER: &str =
     "an adapter: an index (an integer from 0) or an object such as {\"index\": 0, \"name\": \"ssd0\"}";
 const EXPECTED_INDEX: &str = "an adapter index (an integer from 0)";
+const EXPECTED_WEIGHT: &str = "an adapter weight (a finite number greater than 0)";
 const EXPECTED_POLICY: &str = "a policy name (a string)";
 const EXPECTED_LOOKUP: &str = "an object from adapter index to the keys it holds";
 const EXPECTED_HELD: &str = "the keys the adapter holds: an array of key indices or a string of 0/1 characters";
@@ -261,7 +268,9 @@ impl<'t> Source<'t> {
         })?;
         let index = unsigned(object.index)
             .ok_or_else(|| self.wrong_type(object.index, format!("adapters[{position}].index"), EXPECTED_INDEX))?;
-        Ok(object.into_descriptor(index))
+        object
+            .into_descriptor(index)
+            .map_err(|weight| self.wrong_type(weight, format!("adapters[{position}].weight"), EXPECTED_WEIGHT))
     }
 
     fn policy(&self, raw: &RawValue) -> Result<String, CaseError> {
@@ -575,13 +584,40 @@ mod tests {
             parse_case(r#"{"num_keys": 0, "adapters": [{"name": "s3", "index": 4}, {"index": 1}], "lookup": {}}"#)
                 .unwrap();
         assert_eq!(case.adapters, [AdapterDescriptor::new(4, "s3"), AdapterDescriptor::new(1, "adapter-1")]);
-        let e = error(r#"{"num_keys": 0, "adapters": [0, {"index": 1, "weight": 2.0}], "lookup": {}}"#);
+        let e = error(r#"{"num_keys": 0, "adapters": [0, {"index": 1, "speed": 2.0}], "lookup": {}}"#);
         assert_eq!(e.field(), Some("adapters[1]"));
-        assert_eq!(e.to_string(), "adapters[1]: unknown field `weight`, expected `index` or `name`");
+        assert_eq!(e.to_string(), "adapters[1]: unknown field `speed`, expected one of `index`, `name`, `weight`");
         let e = error(r#"{"num_keys": 0, "adapters": [{"name": "x"}], "lookup": {}}"#);
         assert_eq!(e.to_string(), "adapters[0]: missing field `index`");
         let e = error(r#"{"num_keys": 0, "adapters": [{"index": -1}], "lookup": {}}"#);
         assert_eq!(e.to_string(), "adapters[0].index: expected an adapter index (an integer from 0), found `-1`");
+    }
+
+    #[test]
+    fn adapter_weights() {
+        let case = parse_case(
+            r#"{"num_keys": 0, "adapters": [{"index": 0, "weight": 2.5}, {"weight": 1e-3, "index": 1, "name": "hdd"},
+                                           {"index": 2}, 3], "lookup": {}}"#,
+        )
+        .unwrap();
+        let weights: Vec<f64> = case.adapters.iter().map(|a| a.weight.get()).collect();
+        assert_eq!(weights, [2.5, 1e-3, 1.0, 1.0]);
+        assert_eq!(case.adapters[1].name, "hdd");
+        // `null`, like an absent weight, is the default (as for `name`).
+        let case = parse_case(r#"{"num_keys": 0, "adapters": [{"index": 0, "weight": null}], "lookup": {}}"#).unwrap();
+        assert_eq!(case.adapters[0].weight.get(), 1.0);
+        for (weight, shown) in [("0", "`0`"), ("-1.5", "`-1.5`"), ("\"2\"", "`\"2\"`"), ("1e999", "`1e999`")] {
+            let e = error(&format!(
+                r#"{{"num_keys": 0, "adapters": [0, {{"index": 7, "weight": {weight}}}], "lookup": {{}}}}"#
+            ));
+            assert_eq!(e.field(), Some("adapters[1].weight"), "{weight}");
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "adapters[1].weight: expected an adapter weight (a finite number greater than 0), found {shown}"
+                )
+            );
+        }
     }
 
     #[test]

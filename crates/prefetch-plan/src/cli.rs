@@ -22,7 +22,8 @@ writing fails.";
 
 const PLAN_HELP: &str = r#"Input: one JSON case per line (NDJSON), or a JSON object spread over several lines:
   {"num_keys": 5, "adapters": [0, 1, 2], "lookup": {"0": [0, 3], "1": "01110", "2": [2, 3, 4]}, "policy": "default"}
-  - adapters: indices, or objects {"index": 0, "name": "ssd0"}; any order.
+  - adapters: indices, or objects {"index": 0, "name": "ssd0", "weight": 2.0}; any order. weight (default 1) is the
+    adapter's relative load bandwidth, which the balanced policy shares keys out by.
   - lookup: adapter index (a JSON string) -> the keys it holds: an array of key indices, or a string of num_keys
     0/1 characters, bit 0 first.
   - policy: optional; else --policy.

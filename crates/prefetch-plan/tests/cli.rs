@@ -212,6 +212,43 @@ fn policy_from_the_case_else_the_option_else_default() {
 }
 
 #[test]
+fn balanced_example_shares_replicated_keys_by_weight() {
+    let run = run(command().args(["plan", "examples/balanced.ndjson"]));
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run:?}");
+    let all: Vec<usize> = (0..12).collect();
+    let expected = [
+        // `default`: everything from adapter 0.
+        answer_line(&[(0, &all)], &[false; 12], 12),
+        // `balanced`, equal weights: a third each, in key order.
+        answer_line(&[(0, &all[..4]), (1, &all[4..8]), (2, &all[8..])], &[false; 12], 12),
+        // `balanced`, weights 2:1:1.
+        answer_line(&[(0, &all[..6]), (1, &all[6..9]), (2, &all[9..])], &[false; 12], 12),
+        // Partial replicas, weights 1 : 0.5 : 0.5: adapter 0 alone holds
+        // keys 0-1, adapter 2 alone key 8; the largest weighted load is 5.
+        answer_line(&[(0, &[0, 1, 2, 3, 4]), (1, &[6, 7]), (2, &[5, 8])], &[false; 9], 9),
+    ];
+    assert_eq!(run.stdout.lines().collect::<Vec<_>>(), expected);
+}
+
+#[test]
+fn adapter_weights_are_checked() {
+    assert_bad_case(
+        r#"{"num_keys": 1, "adapters": [{"index": 0, "weight": 0}], "lookup": {}}"#,
+        "line 2: adapters[0].weight: expected an adapter weight (a finite number greater than 0), found `0`",
+    );
+    assert_bad_case(
+        r#"{"num_keys": 1, "adapters": [0, {"index": 1, "weight": -2.5}], "lookup": {}, "policy": "balanced"}"#,
+        "line 2: adapters[1].weight: expected an adapter weight (a finite number greater than 0), found `-2.5`",
+    );
+    // A weight is accepted by every policy; only `balanced` reads it.
+    let case = r#"{"num_keys": 4, "adapters": [{"index": 0, "weight": 3}, {"index": 1, "weight": 1}],
+                   "lookup": {"0": "1111", "1": "1111"}}"#;
+    let case = case.replace('\n', " ");
+    assert_eq!(answers(&[], &case), [answer_line(&[(0, &[0, 1, 2, 3])], &[false; 4], 4)]);
+    assert_eq!(answers(&["--policy", "balanced"], &case), [answer_line(&[(0, &[0, 1, 2]), (1, &[3])], &[false; 4], 4)]);
+}
+
+#[test]
 fn empty_input_and_blank_lines() {
     assert_eq!(answers(&[], ""), Vec::<String>::new());
     assert_eq!(answers(&[], "\n  \n\r\n"), Vec::<String>::new());
@@ -261,8 +298,8 @@ fn missing_and_unknown_fields() {
         "line 2, column 54: unknown field `polcy`, expected one of `num_keys`, `adapters`, `lookup`, `policy`",
     );
     assert_bad_case(
-        r#"{"num_keys": 1, "adapters": [{"index": 0, "weight": 2.0}], "lookup": {}}"#,
-        "line 2: adapters[0]: unknown field `weight`, expected `index` or `name`",
+        r#"{"num_keys": 1, "adapters": [{"index": 0, "speed": 2.0}], "lookup": {}}"#,
+        "line 2: adapters[0]: unknown field `speed`, expected one of `index`, `name`, `weight`",
     );
 }
 
@@ -342,13 +379,16 @@ fn duplicate_adapter_indices() {
 fn unknown_policy_lists_the_known_ones() {
     assert_bad_case(
         r#"{"num_keys": 1, "adapters": [0], "lookup": {}, "policy": "fastest"}"#,
-        r#"line 2: policy: unknown prefetch policy "fastest"; known: default, retain"#,
+        r#"line 2: policy: unknown prefetch policy "fastest"; known: balanced, default, retain"#,
     );
     // As an option: refused before any input is read.
     let run = plan(&["--policy", "fastest"], "not even JSON");
     assert_eq!(run.code, Some(2));
     assert_eq!(run.stdout, "");
-    assert_eq!(run.stderr, "prefetch-plan: --policy: unknown prefetch policy \"fastest\"; known: default, retain\n");
+    assert_eq!(
+        run.stderr,
+        "prefetch-plan: --policy: unknown prefetch policy \"fastest\"; known: balanced, default, retain\n"
+    );
 }
 
 #[test]
