@@ -12,8 +12,9 @@ use std::alloc::System;
 use bitmap_core::Bitmap;
 use prefetch_policy::reference::naive_first_wins_plan;
 use prefetch_policy::{
-    AdapterDescriptor, DefaultPolicy, Keys, LoadPlan, LookupResults, PARALLEL_THRESHOLD_WORDS, Parallelism,
-    PrefetchDecision, PrefetchPolicy, RetainPolicy, plan_first_wins_into,
+    AdapterDescriptor, BalancedPolicy, DefaultPolicy, Keys, LoadPlan, LookupResults, MAX_DENSE_PARTICIPANTS,
+    PARALLEL_THRESHOLD_WORDS, Parallelism, PlanContract, PrefetchDecision, PrefetchPolicy, RetainPolicy,
+    plan_first_wins_into,
 };
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
@@ -72,6 +73,37 @@ fn presized_plan_1024_keys_3_adapters() {
         boxed.select_load_plan_into(Keys::count(1024), &lookup_3, &three, &mut plan).unwrap();
     });
     assert_eq!(ops, 0, "through dyn PrefetchPolicy");
+}
+
+/// `balanced`, 1,024 keys × 3 weighted adapters, into a pre-sized plan:
+/// nothing, from the first call; and with the most participants its
+/// word-parallel engine takes, into a warmed plan.
+fn balanced_1024_keys() {
+    let three: Vec<AdapterDescriptor> = [(0, 2.0), (1, 1.0), (2, 0.5)]
+        .iter()
+        .map(|&(i, w)| adapters(&[i])[0].clone().with_weight(w).unwrap())
+        .collect();
+    let lookup_3 = lookup(1024, &[0, 1, 2]);
+    let policy = BalancedPolicy::new();
+    let mut plan = LoadPlan::with_capacity(1024, 3);
+    let ops = heap_operations(1000, || {
+        policy.select_load_plan_into(Keys::count(1024), &lookup_3, &three, &mut plan).unwrap();
+    });
+    assert_eq!(ops, 0);
+    assert_eq!(plan.validate_with(&lookup_3, &three, PlanContract::Complete), Ok(()));
+    assert_eq!(plan, policy.select_load_plan(Keys::count(1024), &lookup_3, &three).unwrap());
+
+    let indices: Vec<usize> = (0..MAX_DENSE_PARTICIPANTS).collect();
+    let many = adapters(&indices);
+    let lookup_many = lookup(1024, &indices);
+    let mut plan = LoadPlan::new(0);
+    policy.select_load_plan_into(Keys::count(1024), &lookup_many, &many, &mut plan).unwrap();
+    let expected = plan.clone();
+    let ops = heap_operations(100, || {
+        policy.select_load_plan_into(Keys::count(1024), &lookup_many, &many, &mut plan).unwrap();
+    });
+    assert_eq!(ops, 0, "{MAX_DENSE_PARTICIPANTS} participants");
+    assert_eq!(plan, expected);
 }
 
 /// 9 adapters listed out of order, two without a lookup, one unlisted
@@ -147,9 +179,10 @@ fn controller_decision_and_lookup_refill() {
 }
 
 fn main() {
-    let checks: [(&str, fn()); 7] = [
+    let checks: [(&str, fn()); 8] = [
         ("counter_sees_the_allocating_form", counter_sees_the_allocating_form),
         ("presized_plan_1024_keys_3_adapters", presized_plan_1024_keys_3_adapters),
+        ("balanced_1024_keys", balanced_1024_keys),
         ("warmed_plan_1024_keys_9_adapters", warmed_plan_1024_keys_9_adapters),
         ("mixed_shapes_within_capacity", mixed_shapes_within_capacity),
         ("sequential_at_the_parallel_threshold", sequential_at_the_parallel_threshold),

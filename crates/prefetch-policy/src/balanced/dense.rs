@@ -46,7 +46,7 @@ const MAX_MUX_PARTICIPANTS: usize = 4;
 /// per (class, participant) pair, and those go word by word, so more, and
 /// smaller, super-blocks make that part smaller; fewer make the counting
 /// kernel calls longer. 32 keeps both small at 262,144 keys × 3.
-const MAX_SUPER_BLOCKS: usize = 32;
+const MAX_SUPER_BLOCKS: usize = 16;
 
 /// Records kept on the stack, in `u64`s: 16 KiB. With many participants
 /// (many classes) there are fewer super-blocks.
@@ -143,8 +143,12 @@ pub(super) fn plan<const P: usize, const C: usize, const D: usize>(
     write_outputs::<P>(outputs, |outputs| {
         for (block, record) in records.chunks_exact(C).take(blocks).enumerate() {
             let range = block * block_words..words.min((block + 1) * block_words);
-            if P <= MAX_MUX_PARTICIPANTS && (1..C).all(|class| record[class] <= owners.left[class]) {
-                route_fixed::<P>(&inputs, outputs, range, &owners.tables());
+            if P <= MAX_MUX_PARTICIPANTS {
+                if (1..C).all(|class| record[class] <= owners.left[class]) {
+                    route_fixed::<P>(&inputs, outputs, range, &owners.tables());
+                } else {
+                    route_changing_block::<P, C>(&inputs, outputs, range, record, &owners, &flow);
+                }
                 for (class, &keys) in record.iter().enumerate().skip(1) {
                     owners.take(class, keys, &flow);
                 }
@@ -273,21 +277,47 @@ impl<const P: usize, const C: usize> Owners<P, C> {
         }
     }
 
-    /// Records that the owner of `class` took `keys` keys, no more than its
-    /// quota left.
+    /// Records that the next `keys` keys of `class` went out, owner after
+    /// owner, each up to its quota.
     #[inline]
-    fn take(&mut self, class: usize, keys: u64, flow: &[[u64; P]; C]) {
-        debug_assert!(keys <= self.left[class]);
-        self.left[class] -= keys;
-        if self.left[class] == 0 && keys > 0 {
-            self.advance(class, usize::from(self.owner[class]) + 1, flow);
+    fn take(&mut self, class: usize, mut keys: u64, flow: &[[u64; P]; C]) {
+        while keys > 0 && self.left[class] > 0 {
+            let taken = keys.min(self.left[class]);
+            self.left[class] -= taken;
+            keys -= taken;
+            if self.left[class] == 0 {
+                self.advance(class, usize::from(self.owner[class]) + 1, flow);
+            }
+        }
+        debug_assert_eq!(keys, 0, "class {class} has more keys than quotas");
+    }
+
+    /// Hands out the keys of `class` in `mask` (one word), lowest first,
+    /// into `out`: owner after owner, each up to its quota.
+    #[inline]
+    fn split_word(&mut self, class: usize, mut mask: u64, out: &mut [u64; P], flow: &[[u64; P]; C]) {
+        while mask != 0 {
+            let keys = u64::from(mask.count_ones());
+            let owner = usize::from(self.owner[class]);
+            let left = self.left[class];
+            if keys <= left || left == 0 {
+                // (`left == 0` only if the counts were wrong: keep the keys
+                // on the last owner rather than lose them.)
+                out[owner] |= mask;
+                self.take(class, keys.min(left), flow);
+                return;
+            }
+            let rest = clear_lowest_ones(mask, left);
+            out[owner] |= mask ^ rest;
+            self.take(class, left, flow);
+            mask = rest;
         }
     }
 
     /// The multiplexer leaves of each output: for participant `a`, entry
     /// `j` is all ones if `a` owns the class of `a` plus the other
     /// participants whose bits are set in `j` (the others in index order).
-    fn tables(&self) -> [[u64; 1 << (MAX_MUX_PARTICIPANTS - 1)]; P] {
+    fn tables(&self) -> [[u64; MUX_LEAVES]; P] {
         core::array::from_fn(|a| {
             core::array::from_fn(|others| {
                 let below = others & ((1 << a) - 1);
@@ -301,38 +331,108 @@ impl<const P: usize, const C: usize> Owners<P, C> {
     /// where a quota ends.
     #[inline]
     fn route_word(&mut self, held: [u64; P], flow: &[[u64; P]; C]) -> [u64; P] {
-        let mut masks = [0u64; C];
-        masks[0] = u64::MAX;
-        for (p, &bits) in held.iter().enumerate() {
-            for class in 0..1 << p {
-                masks[class | 1 << p] = masks[class] & bits;
-                masks[class] &= !bits;
-            }
-        }
+        let masks = class_masks::<P, C>(held);
         let mut out = [0u64; P];
         for (class, &mask) in masks.iter().enumerate().skip(1) {
-            let mut mask = mask;
-            while mask != 0 {
-                let keys = u64::from(mask.count_ones());
-                let owner = usize::from(self.owner[class]);
-                let left = self.left[class];
-                if keys <= left || left == 0 {
-                    // (`left == 0` only if the counts were wrong: keep the
-                    // keys on the last owner rather than lose them.)
-                    out[owner] |= mask;
-                    if left > 0 {
-                        self.take(class, keys, flow);
-                    }
-                    break;
-                }
-                let rest = clear_lowest_ones(mask, left);
-                out[owner] |= mask ^ rest;
-                self.take(class, left, flow);
-                mask = rest;
-            }
+            self.split_word(class, mask, &mut out, flow);
         }
         out
     }
+}
+
+/// The keys of each class in one word: `masks[c]` has the keys held by
+/// exactly the participants in `c`.
+#[inline]
+fn class_masks<const P: usize, const C: usize>(held: [u64; P]) -> [u64; C] {
+    let mut masks = [0u64; C];
+    masks[0] = u64::MAX;
+    for (p, &bits) in held.iter().enumerate() {
+        for class in 0..1 << p {
+            masks[class | 1 << p] = masks[class] & bits;
+            masks[class] &= !bits;
+        }
+    }
+    masks
+}
+
+/// The keys of `class` in one word.
+#[inline]
+fn class_mask<const P: usize>(held: &[u64; P], class: usize) -> u64 {
+    held.iter().enumerate().fold(u64::MAX, |mask, (p, &bits)| mask & if class >> p & 1 == 1 { bits } else { !bits })
+}
+
+/// The most owner changes in one super-block with up to
+/// `MAX_MUX_PARTICIPANTS` participants: one per (class, participant).
+const MAX_CHANGES: usize = MAX_MUX_PARTICIPANTS << (MAX_MUX_PARTICIPANTS - 1);
+
+/// Routes a super-block in which some classes change owner (`record`: its
+/// class counts; `owners`: the state at its start, left unchanged).
+///
+/// Scans only those classes to find the words where an owner changes,
+/// routes the runs between them with fixed owners, and splits only those
+/// words class by class.
+fn route_changing_block<const P: usize, const C: usize>(
+    inputs: &[&[u64]; P],
+    outputs: &mut [&mut [u64]; P],
+    range: core::ops::Range<usize>,
+    record: &[u64],
+    owners: &Owners<P, C>,
+    flow: &[[u64; P]; C],
+) {
+    let held = |word: usize| -> [u64; P] { core::array::from_fn(|p| inputs[p][word]) };
+    // The words where some class changes owner: (word, class, its owner and
+    // quota left at the start of the word).
+    let mut changes = [(0usize, 0usize, 0u8, 0u64); MAX_CHANGES];
+    let mut count = 0;
+    let mut state = Owners::<P, C> { owner: owners.owner, left: owners.left };
+    for class in (1..C).filter(|&class| record[class] > owners.left[class]) {
+        let mut remaining = record[class];
+        for word in range.clone() {
+            if remaining <= state.left[class] {
+                break;
+            }
+            let keys = u64::from(class_mask(&held(word), class).count_ones());
+            if keys >= state.left[class] && state.left[class] > 0 {
+                // At most one change per (class, participant): never full.
+                changes[count] = (word, class, state.owner[class], state.left[class]);
+                count += 1;
+            }
+            state.take(class, keys, flow);
+            remaining -= keys;
+        }
+    }
+    let changes = &mut changes[..count];
+    changes.sort_unstable_by_key(|&(word, class, ..)| (word, class));
+
+    let mut routing = Owners::<P, C> { owner: owners.owner, left: owners.left };
+    let mut start = range.start;
+    let mut at = 0;
+    while at < changes.len() {
+        let word = changes[at].0;
+        route_fixed::<P>(inputs, outputs, start..word, &routing.tables());
+        // Every class to its current owner, and the changing ones split
+        // where their quotas end.
+        let masks = class_masks::<P, C>(held(word));
+        let mut out = [0u64; P];
+        let mut changing = [false; C];
+        while at < changes.len() && changes[at].0 == word {
+            let (_, class, owner, left) = changes[at];
+            (changing[class], routing.owner[class], routing.left[class]) = (true, owner, left);
+            at += 1;
+        }
+        for (class, &mask) in masks.iter().enumerate().skip(1) {
+            if changing[class] {
+                routing.split_word(class, mask, &mut out, flow);
+            } else {
+                out[usize::from(routing.owner[class])] |= mask;
+            }
+        }
+        for (output, bits) in outputs.iter_mut().zip(out) {
+            output[word] = bits;
+        }
+        start = word + 1;
+    }
+    route_fixed::<P>(inputs, outputs, start..range.end, &routing.tables());
 }
 
 /// `bits` without its `n` lowest set bits.
@@ -351,32 +451,62 @@ fn route_fixed<const P: usize>(
     inputs: &[&[u64]; P],
     outputs: &mut [&mut [u64]; P],
     range: core::ops::Range<usize>,
-    tables: &[[u64; 1 << (MAX_MUX_PARTICIPANTS - 1)]; P],
+    tables: &[[u64; MUX_LEAVES]; P],
 ) {
-    let len = range.len();
+    match P {
+        1 => route_words::<P, 0>(inputs, outputs, range, tables),
+        2 => route_words::<P, 1>(inputs, outputs, range, tables),
+        3 => route_words::<P, 2>(inputs, outputs, range, tables),
+        4 => route_words::<P, 3>(inputs, outputs, range, tables),
+        _ => unreachable!("the multiplexer pass takes up to {MAX_MUX_PARTICIPANTS} participants"),
+    }
+}
+
+/// Leaves of a multiplexer tree over up to `MAX_MUX_PARTICIPANTS - 1`
+/// other lookups.
+const MUX_LEAVES: usize = 1 << (MAX_MUX_PARTICIPANTS - 1);
+
+/// [`route_fixed`] with `K = P - 1` others per output, as a constant so
+/// that the trees unroll and the word loop vectorises: one pass, each
+/// lookup word read and each output word written once.
+#[inline]
+fn route_words<const P: usize, const K: usize>(
+    inputs: &[&[u64]; P],
+    outputs: &mut [&mut [u64]; P],
+    range: core::ops::Range<usize>,
+    tables: &[[u64; MUX_LEAVES]; P],
+) {
+    debug_assert_eq!(K + 1, P);
+    let words = range.len();
     let inputs: [&[u64]; P] = core::array::from_fn(|p| &inputs[p][range.clone()]);
     let outputs = outputs.each_mut().map(|output| &mut output[range.clone()]);
     for p in 0..P {
-        assert!(inputs[p].len() == len && outputs[p].len() == len);
+        // Lets the compiler drop the bounds checks in the loop.
+        assert!(inputs[p].len() == words && outputs[p].len() == words);
     }
-    for word in 0..len {
+    for word in 0..words {
         let held: [u64; P] = core::array::from_fn(|p| inputs[p][word]);
         for a in 0..P {
-            let mut leaves = tables[a];
-            let mut width = 1 << (P - 1);
-            for (p, &bits) in held.iter().enumerate() {
-                if p == a {
-                    continue;
-                }
-                width /= 2;
-                for leaf in 0..width {
-                    let (low, high) = (leaves[2 * leaf], leaves[2 * leaf + 1]);
-                    leaves[leaf] = low ^ (bits & (low ^ high));
-                }
-            }
-            outputs[a][word] = held[a] & leaves[0];
+            let others: [u64; K] = core::array::from_fn(|k| held[k + usize::from(k >= a)]);
+            outputs[a][word] = held[a] & multiplex::<K>(others, &tables[a]);
         }
     }
+}
+
+/// The leaf of `leaves` that `others` select, bit by bit: leaf `j` for a
+/// key held by the others whose bits are set in `j`.
+#[inline(always)]
+fn multiplex<const K: usize>(others: [u64; K], leaves: &[u64; MUX_LEAVES]) -> u64 {
+    let mut level = *leaves;
+    let mut width = 1 << K;
+    for bits in others {
+        width /= 2;
+        for leaf in 0..width {
+            let (low, high) = (level[2 * leaf], level[2 * leaf + 1]);
+            level[leaf] = low ^ (bits & (low ^ high));
+        }
+    }
+    level[0]
 }
 
 #[cfg(test)]
