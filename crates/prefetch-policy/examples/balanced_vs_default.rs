@@ -16,7 +16,9 @@ const KEYS: usize = 262_144;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let lookup: LookupResults = (0..3).map(|adapter| (adapter, Bitmap::with_prefix(KEYS, KEYS))).collect();
-    println!("| weights (adapters 0:1:2) | keys per adapter, `default` | largest weighted load, `default` | keys per adapter, `balanced` | largest weighted load, `balanced` | ideal prefetch time, `default` ÷ `balanced` |");
+    println!(
+        "| weights (adapters 0:1:2) | keys per adapter, `default` | largest weighted load, `default` | keys per adapter, `balanced` | largest weighted load, `balanced` | ideal prefetch time, `default` ÷ `balanced` |"
+    );
     println!("|---|---|---:|---|---:|---:|");
     for weights in [[1.0, 1.0, 1.0], [2.0, 1.0, 1.0], [1.0, 1.0, 2.0]] {
         let adapters = weights
