@@ -29,7 +29,7 @@ use arbitrary::Arbitrary;
 use bitmap_core::kernel::{self, Kernel};
 use bitmap_core::{Bitmap, BitmapError};
 
-use crate::fill::{Fill, text_of, words_of};
+use crate::fill::{Fill, Length, text_of, words_of};
 
 /// The longest bitmap a step builds: 157 words, two blocks of the AVX2
 /// popcount's 64-word main loop plus a tail.
@@ -59,23 +59,23 @@ pub struct Input {
     ops: Vec<Op>,
 }
 
-/// A constructor, with a length (taken modulo `MAX_BITS + 1`) and the
-/// pattern the constructor is given.
+/// A constructor, with a length (at most `MAX_BITS`) and the pattern the
+/// constructor is given.
 #[derive(Arbitrary, Debug)]
 enum Construct {
     Default,
-    New(u16),
-    WithPrefix(u16, u16),
+    New(Length),
+    WithPrefix(Length, u16),
     /// Indices as given: out-of-range ones must make it fail.
-    FromIndices(u16, Vec<u16>),
-    FromBools(u16, Fill),
-    Collect(u16, Fill),
-    Parse(u16, Fill),
-    FromBytes(u16, Fill),
-    FromWords(u16, Fill),
-    Pushed(u16, Fill),
-    ExtendedByRef(u16, Fill),
-    WithCapacity(u16, u16, Fill),
+    FromIndices(Length, Vec<u16>),
+    FromBools(Length, Fill),
+    Collect(Length, Fill),
+    Parse(Length, Fill),
+    FromBytes(Length, Fill),
+    FromWords(Length, Fill),
+    Pushed(Length, Fill),
+    ExtendedByRef(Length, Fill),
+    WithCapacity(Length, Length, Fill),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -98,7 +98,7 @@ enum Op {
     ClearAll,
     // Two bitmaps.
     Binary(BinaryOp, Form, Fill),
-    Mismatched(BinaryOp, u16),
+    Mismatched(BinaryOp, Length),
     Fused(BinaryOp, Fill),
     Relations(Fill),
     UnionOf(Vec<Fill>),
@@ -115,9 +115,9 @@ enum Op {
     // Length and buffer changes.
     Push(bool),
     Extend { count: u16, fill: Fill, by_ref: bool },
-    Reset(u16),
-    CopyFrom(u16, Fill),
-    CloneFrom(u16, Fill),
+    Reset(Length),
+    CopyFrom(Length, Fill),
+    CloneFrom(Length, Fill),
     Rebuild(Construct),
     WriteWord(u16, u64),
 }
@@ -221,8 +221,8 @@ impl RangeSpec {
     }
 }
 
-fn clamp_len(raw: u16) -> usize {
-    usize::from(raw) % (MAX_BITS + 1)
+fn clamp_len(length: Length) -> usize {
+    length.bits(MAX_BITS)
 }
 
 /// Runs one input.
@@ -244,7 +244,7 @@ pub fn check(input: Input) {
 impl Construct {
     /// The bitmap and its model; `base` is what `Fill::Base` refers to.
     fn build(&self, base: Option<&[bool]>) -> (Bitmap, Vec<bool>) {
-        let pattern = |len: u16, fill: &Fill| fill.bits(clamp_len(len), base);
+        let pattern = |len: Length, fill: &Fill| fill.bits(clamp_len(len), base);
         match self {
             Construct::Default => (Bitmap::default(), Vec::new()),
             Construct::New(len) => (Bitmap::new(clamp_len(*len)), vec![false; clamp_len(*len)]),

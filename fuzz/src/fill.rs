@@ -8,6 +8,42 @@
 
 use arbitrary::Arbitrary;
 
+/// A length in bits, drawn so that the lengths where kernels change loops
+/// are common: whole numbers of words (every SIMD block and vector boundary
+/// is a multiple of 64 bits) and one bit either side of them. A plain
+/// integer would hit a given word count a few times in ten thousand, and
+/// the fuzzer gets no coverage signal for the lengths where a loop is
+/// entered one time fewer.
+#[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Length {
+    /// Any length up to the maximum.
+    Bits(u16),
+    /// Exactly this many words (modulo the maximum).
+    Words(u8),
+    /// This many words and one bit more.
+    WordsAndOneBit(u8),
+    /// This many words less one bit.
+    WordsLessOneBit(u8),
+    /// This many words and a partial word of `1 + (n % 63)` bits.
+    WordsAndPart(u8, u8),
+}
+
+impl Length {
+    /// The length in bits, at most `max_bits`.
+    pub fn bits(self, max_bits: usize) -> usize {
+        let max_words = max_bits / 64;
+        let words = |n: u8| usize::from(n) % (max_words + 1) * 64;
+        let bits = match self {
+            Length::Bits(n) => usize::from(n),
+            Length::Words(n) => words(n),
+            Length::WordsAndOneBit(n) => words(n) + 1,
+            Length::WordsLessOneBit(n) => words(n).saturating_sub(1),
+            Length::WordsAndPart(n, part) => words(n) + 1 + usize::from(part) % 63,
+        };
+        bits % (max_bits + 1)
+    }
+}
+
 /// How to fill a bitmap of a given length.
 #[derive(Arbitrary, Clone, Debug, PartialEq, Eq)]
 pub enum Fill {
@@ -164,6 +200,23 @@ mod tests {
             for len in [0, 1, 3, 64, 65, 1000] {
                 assert_eq!(fill.bits(len, Some(&base)).len(), len, "{fill:?} at {len}");
                 assert_eq!(fill.bits(len, None).len(), len, "{fill:?} at {len} without base");
+            }
+        }
+    }
+
+    #[test]
+    fn lengths_stay_within_the_maximum() {
+        assert_eq!(Length::Words(3).bits(10_000), 192);
+        assert_eq!(Length::WordsAndOneBit(3).bits(10_000), 193);
+        assert_eq!(Length::WordsLessOneBit(3).bits(10_000), 191);
+        assert_eq!(Length::WordsLessOneBit(0).bits(10_000), 0);
+        assert_eq!(Length::WordsAndPart(1, 64).bits(10_000), 66);
+        assert_eq!(Length::Words(156).bits(10_000), 9984);
+        assert_eq!(Length::Words(157).bits(10_000), 0); // 157 % 157
+        for n in 0..=255 {
+            for length in [Length::Bits(n * 257), Length::WordsAndOneBit(n as u8), Length::WordsAndPart(n as u8, 255)] {
+                assert!(length.bits(10_000) <= 10_000, "{length:?}");
+                assert!(length.bits(100) <= 100, "{length:?}");
             }
         }
     }

@@ -238,7 +238,12 @@ fn check_case(text: &str, limits: &CaseLimits) {
         let name = case.policy.as_deref().unwrap_or("default");
         let contract = create_prefetch_policy(name).expect("registered").contract();
         let plan = answer.plan();
-        if trim == Trim::None {
+        if case.num_keys > 8 * MAX_LOOKUP_BYTES {
+            // No lookup fits in the limit, so there is nothing to plan; and
+            // the validator walks all `num_keys / 64` words, which for
+            // `"num_keys": 18446744073709551615` would never finish.
+            assert!(case.lookup.is_empty() && plan.is_empty(), "a case over the limit planned something");
+        } else if trim == Trim::None {
             assert_eq!(plan.validate_with(&case.lookup, &case.adapters, contract), Ok(()), "answer's plan ({name})");
         } else {
             assert_eq!(plan.validate_with(&case.lookup, &case.adapters, PlanContract::Sound), Ok(()), "trimmed plan");

@@ -42,7 +42,7 @@ use prefetch_policy::{
     PrefetchPolicy, create_prefetch_policy, plan_first_wins_into, registered_prefetch_policies,
 };
 
-use crate::fill::Fill;
+use crate::fill::{Fill, Length};
 
 /// The most keys: 79 words, enough for `Parallelism::Parallel` to split
 /// into several chunks (of 8 words or more).
@@ -62,7 +62,7 @@ const INDEX_SPACE: u8 = 24;
 /// One fuzz input.
 #[derive(Arbitrary, Debug)]
 pub struct Input {
-    num_keys: u16,
+    num_keys: Length,
     /// Listed adapter indices (modulo 24), in this order; repeats after the
     /// first are dropped (see `duplicate`).
     adapters: Vec<u8>,
@@ -71,7 +71,7 @@ pub struct Input {
     lookups: Vec<Lookup>,
     /// Gives the lookup at this position (modulo the count) this many bits
     /// instead of `num_keys` (one more if that is `num_keys`).
-    wrong_length: Option<(u8, u16)>,
+    wrong_length: Option<(u8, Length)>,
     /// Builds the lookups through a reused `LookupResults`
     /// (`clear` + `insert_clear`) rather than by collecting.
     reuse_lookup_buffers: bool,
@@ -107,7 +107,7 @@ struct Request {
 
 impl Input {
     fn request(&self) -> Request {
-        let num_keys = usize::from(self.num_keys) % (MAX_KEYS + 1);
+        let num_keys = self.num_keys.bits(MAX_KEYS);
         let mut indices: Vec<usize> = Vec::new();
         for &raw in &self.adapters {
             let index = usize::from(raw % INDEX_SPACE);
@@ -124,7 +124,7 @@ impl Input {
 
         let lookups = &self.lookups[..self.lookups.len().min(MAX_LOOKUPS)];
         let wrong = self.wrong_length.filter(|_| !lookups.is_empty()).map(|(at, len)| {
-            let len = usize::from(len) % (MAX_KEYS + 1);
+            let len = len.bits(MAX_KEYS);
             (usize::from(at) % lookups.len(), if len == num_keys { len + 1 } else { len })
         });
         let mut entries: Vec<(usize, Vec<bool>)> = Vec::with_capacity(lookups.len());
