@@ -67,7 +67,10 @@ fn naive_binary(a: &[u64], b: &[u64], op: fn(bool, bool) -> bool) -> Vec<u64> {
         .collect()
 }
 
-const OPS: [(&str, fn(bool, bool) -> bool); 4] =
+/// A named bitwise operation on single bits, the reference's definition.
+type BitOp = (&'static str, fn(bool, bool) -> bool);
+
+const OPS: [BitOp; 4] =
     [("and", |p, q| p & q), ("or", |p, q| p | q), ("xor", |p, q| p ^ q), ("and_not", |p, q| p & !q)];
 
 /// Copies `words` into a buffer at word offset `offset` and returns the
