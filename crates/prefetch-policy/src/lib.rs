@@ -145,3 +145,9 @@ pub use registry::{
     registered_prefetch_policies,
 };
 pub use validate::PlanContract;
+
+/// The workspace README's Rust example, compiled and run as a doctest so it
+/// cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
