@@ -78,6 +78,10 @@ pub(super) fn solve(classes: &impl Classes, order: &[usize], weights: &[f64], sc
     debug_assert_eq!(flow.len(), classes.len() * participants);
     flow.fill(0);
     load.fill(0);
+    // The search treats a participant with a parent as already reached:
+    // stale values from the caller would make it give up at once and raise
+    // the bound past the optimum.
+    participant_parent.fill(NONE);
     class_parent.fill(NONE);
     let total_keys: u64 = order.iter().map(|&class| classes.keys(class)).sum();
     let total_weight: f64 = weights.iter().sum();
@@ -378,5 +382,32 @@ mod tests {
         assert_eq!((flow, load), (vec![0, 0], vec![0, 0]));
         let (_, load, _) = run(&[], &[1.0]);
         assert_eq!(load, [0]);
+    }
+
+    /// Found by `optimal_against_brute_force`: the dense path hands `solve`
+    /// scratch filled with zeros, not `NONE`; the first search must still
+    /// run (weights 1, 0.5, 0.1: the optimum puts both shared keys of class
+    /// {0, 1} on participant 1, for a largest weighted load of 4, not 5).
+    #[test]
+    fn scratch_needs_no_initialisation() {
+        let classes = [(0b001, 1), (0b011, 2), (0b101, 3)];
+        let mut flow = vec![7; 9];
+        let mut load = vec![7; 3];
+        let bound = solve(
+            &List(&classes),
+            &[0, 1, 2],
+            &[1.0, 0.5, 0.1],
+            Scratch {
+                flow: &mut flow,
+                load: &mut load,
+                cap: &mut [0; 3],
+                participant_parent: &mut [0; 3],
+                class_parent: &mut [0; 3],
+                queue: &mut [0; 3],
+            },
+        );
+        assert_eq!(load, [4, 2, 0]);
+        assert_eq!(flow, [1, 0, 0, 0, 2, 0, 3, 0, 0]);
+        assert_eq!(bound, 4.0);
     }
 }
