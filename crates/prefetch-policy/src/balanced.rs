@@ -25,7 +25,7 @@ mod solve;
 
 use crate::adapter::{AdapterDescriptor, sorted_indices};
 use crate::error::PlanError;
-use crate::first_wins::MAX_INLINE_ADAPTERS;
+use crate::first_wins::{MAX_INLINE_ADAPTERS, gather_participants};
 use crate::keys::Keys;
 use crate::lookup::LookupResults;
 use crate::plan::{LoadPlan, check_lookup_lengths};
@@ -213,24 +213,11 @@ fn plan_participants<'l>(
     plan: &mut LoadPlan,
 ) -> Result<(), PlanError> {
     sorted_indices(adapters, listed)?;
-    // The listed adapters with a lookup entry, in index order (both lists
-    // are sorted: one merge), with their lookup words and weights.
-    let entries = lookup.entries();
-    let (mut participants, mut next_entry) = (0, 0);
-    for at in 0..listed.len() {
-        let adapter = listed[at];
-        while next_entry < entries.len() && entries[next_entry].0 < adapter {
-            next_entry += 1;
-        }
-        if let Some((index, held)) = entries.get(next_entry)
-            && *index == adapter
-        {
-            listed[participants] = adapter;
-            inputs[participants] = held.as_words();
-            weights[participants] = weight_of(adapters, adapter);
-            participants += 1;
-            next_entry += 1;
-        }
+    // The listed adapters with a lookup entry, in index order, with their
+    // lookup words and weights.
+    let participants = gather_participants(lookup, listed, inputs);
+    for (weight, &adapter) in weights.iter_mut().zip(&listed[..participants]) {
+        *weight = weight_of(adapters, adapter);
     }
     let (indices, inputs, weights) = (&listed[..participants], &inputs[..participants], &weights[..participants]);
     let num_keys = plan.num_keys();

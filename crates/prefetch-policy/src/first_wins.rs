@@ -163,8 +163,26 @@ fn plan_with_scratch<'l>(
     plan: &mut LoadPlan,
 ) -> Result<(), PlanError> {
     sorted_indices(adapters, listed)?;
-    // Keep the listed adapters that have a lookup entry (the participants),
-    // with their lookup words. Both lists are sorted: one merge.
+    let participants = gather_participants(lookup, listed, inputs);
+    if participants == 0 {
+        return Ok(());
+    }
+    let num_keys = plan.num_keys();
+    let outputs = plan.map_mut().prepare_overwrite(&listed[..participants], num_keys);
+    write_outputs(outputs, &inputs[..participants], parallelism);
+    plan.remove_empty();
+    Ok(())
+}
+
+/// Keeps the listed adapters (`listed`, ascending) that have a lookup entry
+/// — the participants — at the front of `listed`, with their lookup words
+/// at the front of `inputs`, and returns how many there are. Both lists are
+/// sorted: one merge, no allocation.
+pub(crate) fn gather_participants<'l>(
+    lookup: &'l LookupResults,
+    listed: &mut [usize],
+    inputs: &mut [&'l [u64]],
+) -> usize {
     let entries = lookup.entries();
     let (mut participants, mut next_entry) = (0, 0);
     for at in 0..listed.len() {
@@ -181,14 +199,7 @@ fn plan_with_scratch<'l>(
             next_entry += 1;
         }
     }
-    if participants == 0 {
-        return Ok(());
-    }
-    let num_keys = plan.num_keys();
-    let outputs = plan.map_mut().prepare_overwrite(&listed[..participants], num_keys);
-    write_outputs(outputs, &inputs[..participants], parallelism);
-    plan.remove_empty();
-    Ok(())
+    participants
 }
 
 /// Overwrites every word of the output bitmaps with the first-wins split of
