@@ -92,7 +92,7 @@ fn bench_ones(c: &mut Criterion, density_label: &str, density: f64, max_bits: us
             "bitmap",
             size.label,
             || {
-                let bits = Bitmap::from_words(size.bits, input().0.clone()).expect("whole words");
+                let bits = Bitmap::from_word_slice(size.bits, &input().0).expect("whole words");
                 check("bitmap", &mut bits.ones());
                 bits
             },

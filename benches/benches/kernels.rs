@@ -64,7 +64,7 @@ fn main() {
 /// A bitmap of `size` over `words` (whose length is a whole number of
 /// words, so the conversion cannot fail).
 fn bitmap(size: Size, words: &[u64]) -> Bitmap {
-    Bitmap::from_words(size.bits, words.to_vec()).expect("benchmark inputs are whole words")
+    Bitmap::from_word_slice(size.bits, words).expect("benchmark inputs are whole words")
 }
 
 /// Starts the benchmarks of one size in `group`: criterion's sampling and

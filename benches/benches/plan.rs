@@ -114,7 +114,7 @@ impl Case {
         let lookup = words
             .iter()
             .enumerate()
-            .map(|(i, w)| (i, Bitmap::from_words(keys, w.clone()).expect("whole words")))
+            .map(|(i, w)| (i, Bitmap::from_word_slice(keys, w).expect("whole words")))
             .collect();
         let expected = reference::first_wins(&words);
         let adapters = (0..adapters).map(|i| AdapterDescriptor::new(i, format!("adapter{i}"))).collect();

@@ -5,8 +5,9 @@
 //!
 //! # What is checked
 //!
-//! - `Bitmap::from_bytes` and `Bitmap::from_words` at lengths around the
-//!   input's size (and one read from its first bytes): the result is
+//! - `Bitmap::from_bytes`, `Bitmap::from_words` and `Bitmap::from_word_slice`
+//!   at lengths around the input's size (and one read from its first bytes):
+//!   the result is
 //!   `WrongSize`, `BitPastEnd` (naming the first such bit) or a bitmap with
 //!   exactly the input's bits, computed here bit by bit.
 //! - `Bitmap::from_indices` from the input's `u16`s: `IndexOutOfRange` for
@@ -111,6 +112,7 @@ fn check_from_words(data: &[u8]) {
     let bits: Vec<bool> = (0..words.len() * 64).map(|i| words[i / 64] >> (i % 64) & 1 == 1).collect();
     for len in lengths(data, words.len(), 64) {
         let result = Bitmap::from_words(len, words.clone());
+        assert_eq!(Bitmap::from_word_slice(len, &words), result, "from_word_slice({len}) differs from from_words");
         let expected = if words.len() != len.div_ceil(64) {
             Err(BitmapError::WrongSize { expected: len.div_ceil(64), actual: words.len(), unit: SizeUnit::Words })
         } else if let Some(index) = (len..bits.len()).find(|&i| bits[i]) {

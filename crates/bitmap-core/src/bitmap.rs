@@ -6,6 +6,7 @@ use core::ops::{Bound, RangeBounds};
 
 use crate::error::{BitmapError, index_out_of_range};
 use crate::kernel;
+use crate::storage::Words;
 
 /// Bits per storage word.
 pub(crate) const WORD_BITS: usize = u64::BITS as usize;
@@ -47,9 +48,10 @@ pub(crate) const WORD_BITS: usize = u64::BITS as usize;
 pub struct Bitmap {
     /// Length in bits.
     pub(crate) len: usize,
-    /// Exactly `len.div_ceil(64)` words; bits at or past `len` are clear.
-    /// Equality and hashing of the derived impls rely on both facts.
-    pub(crate) words: Vec<u64>,
+    /// Exactly `len.div_ceil(64)` words, starting on a cache line (see
+    /// `storage.rs` for why); bits at or past `len` are clear. Equality and
+    /// hashing of the derived impls rely on both facts.
+    pub(crate) words: Words,
 }
 
 /// The number of words a bitmap of `len` bits uses.
@@ -99,7 +101,7 @@ impl Bitmap {
     /// assert!(bits.none());
     /// ```
     pub fn new(len: usize) -> Bitmap {
-        Bitmap { len, words: vec![0; words_for(len)] }
+        Bitmap { len, words: Words::zeroed(words_for(len)) }
     }
 
     /// A bitmap of `len` bits whose first `n` bits are set; `n` is clamped to
@@ -163,7 +165,7 @@ impl Bitmap {
     /// assert_eq!(bits.len(), 1000);
     /// ```
     pub fn with_capacity_bits(bits: usize) -> Bitmap {
-        Bitmap { len: 0, words: Vec::with_capacity(words_for(bits)) }
+        Bitmap { len: 0, words: Words::with_capacity(words_for(bits)) }
     }
 
     /// Appends one bit, growing the length by one.
@@ -200,7 +202,7 @@ impl Bitmap {
     /// ```
     pub fn reset(&mut self, len: usize) {
         self.words.clear();
-        self.words.resize(words_for(len), 0);
+        self.words.resize_zeroed(words_for(len));
         self.len = len;
     }
 

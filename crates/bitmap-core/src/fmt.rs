@@ -6,6 +6,7 @@ use core::str::FromStr;
 
 use crate::bitmap::{Bitmap, WORD_BITS, words_for};
 use crate::error::BitmapError;
+use crate::storage::Words;
 
 /// `Debug` shows at most this many bits.
 const DEBUG_BITS: usize = 64;
@@ -98,7 +99,7 @@ impl FromStr for Bitmap {
     /// ```
     fn from_str(text: &str) -> Result<Bitmap, BitmapError> {
         let bytes = text.as_bytes();
-        let mut words = Vec::with_capacity(words_for(bytes.len()));
+        let mut words = Words::with_capacity(words_for(bytes.len()));
         for (index, chunk) in bytes.chunks(WORD_BITS).enumerate() {
             let mut word = 0;
             for (bit, &byte) in chunk.iter().enumerate() {

@@ -132,7 +132,7 @@
 //! assert_eq!(bits.as_bytes(), [0b0000_0001, 0b0000_0010]); // LMCache's layout
 //! assert_eq!(bits.as_words(), [0b10_0000_0001]);
 //! assert_eq!(Bitmap::from_bytes(10, bits.as_bytes()).unwrap(), bits);
-//! assert_eq!(Bitmap::from_words(10, bits.as_words().to_vec()).unwrap(), bits);
+//! assert_eq!(Bitmap::from_word_slice(10, bits.as_words()).unwrap(), bits);
 //! println!("{bits:?}"); // Bitmap { len: 10, ones: 2, bits: "1000000001" }, cut short for long maps
 //! ```
 //!
@@ -206,6 +206,7 @@ mod fmt;
 mod iter;
 mod ops;
 mod serialization;
+mod storage;
 
 pub use crate::bitmap::Bitmap;
 pub use crate::error::{BitmapError, SizeUnit};

@@ -368,7 +368,7 @@ fn union_words(dst: &mut [u64], sources: &[&Bitmap]) {
         }
         kernel::union_many(dst, &words[..sources.len()]);
     } else {
-        let words: Vec<&[u64]> = sources.iter().map(|source| source.words.as_slice()).collect();
+        let words: Vec<&[u64]> = sources.iter().map(|source| source.as_words()).collect();
         kernel::union_many(dst, &words);
     }
 }

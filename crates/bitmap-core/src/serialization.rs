@@ -10,11 +10,17 @@ use core::ops::{Deref, DerefMut};
 
 use crate::bitmap::{Bitmap, WORD_BITS, tail_mask, words_for};
 use crate::error::{BitmapError, SizeUnit};
+use crate::storage::Words;
 
 /// # Words and bytes
 impl Bitmap {
     /// A bitmap of `len` bits from its words (bit `i` in word `i / 64` at
-    /// position `i % 64`), taking ownership of the `Vec` without copying.
+    /// position `i % 64`).
+    ///
+    /// The words are copied into the bitmap's own storage, which starts on a
+    /// cache line so that the SIMD kernels never split a load across two;
+    /// [`from_word_slice`](Bitmap::from_word_slice) does the same from a
+    /// borrowed slice.
     ///
     /// # Errors
     ///
@@ -33,6 +39,24 @@ impl Bitmap {
     /// assert_eq!(Bitmap::from_words(65, vec![0, 0b10]), Err(BitmapError::BitPastEnd { index: 65, len: 65 }));
     /// ```
     pub fn from_words(len: usize, words: Vec<u64>) -> Result<Bitmap, BitmapError> {
+        Bitmap::from_word_slice(len, &words)
+    }
+
+    /// A bitmap of `len` bits from a copy of `words`; see
+    /// [`from_words`](Bitmap::from_words).
+    ///
+    /// # Errors
+    ///
+    /// As [`from_words`](Bitmap::from_words).
+    ///
+    /// ```
+    /// use bitmap_core::Bitmap;
+    /// let words = [u64::MAX, 0b1];
+    /// let bits = Bitmap::from_word_slice(65, &words).unwrap();
+    /// assert_eq!(bits.popcount(), 65);
+    /// assert!(Bitmap::from_word_slice(64, &words).is_err());
+    /// ```
+    pub fn from_word_slice(len: usize, words: &[u64]) -> Result<Bitmap, BitmapError> {
         let expected = words_for(len);
         if words.len() != expected {
             return Err(BitmapError::WrongSize { expected, actual: words.len(), unit: SizeUnit::Words });
@@ -44,7 +68,7 @@ impl Bitmap {
                 return Err(BitmapError::BitPastEnd { index, len });
             }
         }
-        Ok(Bitmap { len, words })
+        Ok(Bitmap { len, words: Words::from_slice(words) })
     }
 
     /// A bitmap of `len` bits from LMCache's byte layout: bit `i` in byte
@@ -82,7 +106,15 @@ impl Bitmap {
     }
 
     /// The words, `len().div_ceil(64)` of them; bits past the length are
-    /// clear.
+    /// clear. The first word starts on a 64-byte boundary (a cache line),
+    /// whichever constructor made the bitmap.
+    ///
+    /// ```
+    /// use bitmap_core::Bitmap;
+    /// let bits = Bitmap::with_prefix(200, 130);
+    /// assert_eq!(bits.as_words(), [u64::MAX, u64::MAX, 0b11, 0]);
+    /// assert_eq!(bits.as_words().as_ptr().align_offset(64), 0);
+    /// ```
     #[inline]
     pub fn as_words(&self) -> &[u64] {
         &self.words
@@ -102,10 +134,11 @@ impl Bitmap {
         &bytemuck::cast_slice::<u64, u8>(&self.words)[..self.len.div_ceil(8)]
     }
 
-    /// The words, without copying (see [`as_words`](Bitmap::as_words)).
+    /// The words as a `Vec<u64>` (a copy of [`as_words`](Bitmap::as_words):
+    /// the bitmap's own storage is cache-line aligned, a `Vec<u64>` is not).
     #[inline]
     pub fn into_words(self) -> Vec<u64> {
-        self.words
+        self.words.to_vec()
     }
 
     /// Mutable access to the words, through a guard that clears the bits

@@ -101,6 +101,7 @@ fn assert_invariant(bitmap: &Bitmap) {
     let len = bitmap.len();
     assert_eq!(bitmap.num_words(), len.div_ceil(64), "num_words for len {len}");
     assert_eq!(bitmap.as_words().len(), len.div_ceil(64), "words for len {len}");
+    assert_eq!(bitmap.as_words().as_ptr().align_offset(64), 0, "words of len {len} do not start on a cache line");
     if !len.is_multiple_of(64) {
         let last = *bitmap.as_words().last().unwrap();
         assert_eq!(last >> (len % 64), 0, "bits past len {len} are set: last word {last:#018x}");
@@ -727,7 +728,7 @@ fn words_and_bytes() {
         assert_eq!(bitmap.as_words(), model_words(&model));
 
         check(&Bitmap::from_bytes(len, bitmap.as_bytes()).unwrap(), &model);
-        check(&Bitmap::from_words(len, bitmap.as_words().to_vec()).unwrap(), &model);
+        check(&Bitmap::from_word_slice(len, bitmap.as_words()).unwrap(), &model);
         check(&Bitmap::from_words(len, bitmap.clone().into_words()).unwrap(), &model);
 
         // Wrong sizes.

@@ -369,7 +369,7 @@ impl Data {
         let lookup = lookups
             .iter()
             .enumerate()
-            .map(|(a, words)| (a, Bitmap::from_words(bits, words.clone()).expect("tail bits are cleared above")))
+            .map(|(a, words)| (a, Bitmap::from_word_slice(bits, words).expect("tail bits are cleared above")))
             .collect();
         Data {
             bits,
