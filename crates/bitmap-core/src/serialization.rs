@@ -107,7 +107,8 @@ impl Bitmap {
 
     /// The words, `len().div_ceil(64)` of them; bits past the length are
     /// clear. The first word starts on a 64-byte boundary (a cache line),
-    /// whichever constructor made the bitmap.
+    /// whichever constructor or operation made the bitmap, so SIMD loads of
+    /// it never straddle two lines.
     ///
     /// ```
     /// use bitmap_core::Bitmap;

@@ -1,7 +1,7 @@
 //! The bitmap's word storage: a growable list of `u64` words whose first
 //! word starts a 64-byte cache line.
 //!
-//! # Why not `Vec<u64>`
+//! # Why not a plain `Vec<u64>`
 //!
 //! A `Vec<u64>` is 8- or 16-byte aligned, so a 32-byte AVX2 load of it
 //! straddles two cache lines every other time, and a two-operand kernel
@@ -9,145 +9,149 @@
 //! and stores on both operands. Measured on this project's AVX2 machine
 //! (`or_assign` on 8 KiB bitmaps that sit in L1): 79 ns with both operands
 //! line-aligned, 125 ns with both at 16 bytes past a line; the first-wins
-//! plan kernel over 3 × 4,096 words: 1.84 µs aligned, 2.07 µs not. Storing
-//! whole lines makes every bitmap aligned, whoever allocated it, and costs
-//! at most 56 bytes of padding per bitmap.
+//! plan kernel over 3 × 4,096 words: 1.84 µs aligned, 2.07 µs not.
 //!
-//! The words are kept in `Line`s, a `#[repr(C, align(64))]` array of eight
-//! words, so the alignment comes from the type system and the word view is
-//! a plain `bytemuck` cast: no `unsafe` here. Only the first
-//! `len` words of the lines are the bitmap's; the rest of the last line is
-//! padding whose contents nobody reads (it is always initialised, as every
-//! `Line` is, but not necessarily zero).
+//! # Why not a `Vec` of 64-byte-aligned lines
+//!
+//! That was the first version: a `#[repr(align(64))]` line type gives the
+//! alignment through the type system. But an allocation aligned above 16
+//! bytes goes through glibc's `memalign`, which splits and frees chunks
+//! around the aligned one: allocating a 1,024-key plan (three 128-byte
+//! bitmaps) went from 143 ns to 240 ns, and the seed's algorithm over our
+//! bitmaps, which allocates a dozen small ones, from 220 ns to 555 ns.
+//!
+//! So the words live in an ordinary `Vec<u64>` with up to seven words of
+//! slack in front: `buf[start..]` are the words, and `start` is chosen so
+//! that they begin on a line. It costs at most 56 bytes per bitmap, a copy
+//! of the words when the buffer grows (as a `Vec` copies anyway), and no
+//! `unsafe`.
 
 use core::hash::{Hash, Hasher};
 use core::ops::{Deref, DerefMut};
 
-use bytemuck::{Pod, Zeroable};
+/// The alignment the words start at: one cache line.
+const LINE_BYTES: usize = 64;
 
-/// Words per cache line.
-pub(crate) const LINE_WORDS: usize = 8;
+/// Words of slack a buffer needs so that a line boundary falls inside it:
+/// the allocator aligns a `u64` buffer to at least 8 bytes.
+const SLACK_WORDS: usize = LINE_BYTES / size_of::<u64>() - 1;
 
-/// One 64-byte cache line of words.
-#[derive(Clone, Copy, Pod, Zeroable)]
-#[repr(C, align(64))]
-pub(crate) struct Line([u64; LINE_WORDS]);
-
-const _: () = assert!(size_of::<Line>() == 64 && align_of::<Line>() == 64);
-
-/// The number of lines that hold `words` words.
-#[inline]
-const fn lines_for(words: usize) -> usize {
-    words.div_ceil(LINE_WORDS)
-}
-
-/// A growable list of `u64` words, starting on a cache line.
+/// A growable list of `u64` words that starts on a cache line.
 ///
-/// Dereferences to the words in use (`&[u64]` / `&mut [u64]`); equality and
-/// hashing are those of that slice, so they agree with a `Vec<u64>` of the
-/// same words.
+/// Dereferences to the words (`&[u64]` / `&mut [u64]`); equality and hashing
+/// are those of that slice, so they agree with a `Vec<u64>` of the same
+/// words.
 ///
-/// **Invariant:** `lines.len() == len.div_ceil(LINE_WORDS)`.
+/// **Invariant:** the words are `buf[start..]`, and `buf.as_ptr() + start`
+/// is 64-byte aligned whenever `buf` has allocated (an empty, unallocated
+/// `Words` has `start == 0`).
 pub(crate) struct Words {
-    lines: Vec<Line>,
-    /// Words in use.
-    len: usize,
+    buf: Vec<u64>,
+    start: usize,
 }
 
 impl Words {
+    /// Takes `buf` (empty, with its capacity) and puts the words' start on
+    /// the first line boundary inside it.
+    fn aligned_in(mut buf: Vec<u64>) -> Words {
+        debug_assert!(buf.is_empty());
+        let start = if buf.capacity() > SLACK_WORDS {
+            // `align_offset` may give up (`usize::MAX`); the words are then
+            // merely unaligned, which is slower but correct.
+            let offset = buf.as_ptr().align_offset(LINE_BYTES);
+            if offset <= SLACK_WORDS { offset } else { 0 }
+        } else {
+            0
+        };
+        buf.resize(start, 0);
+        Words { buf, start }
+    }
+
     /// `len` zero words.
     pub(crate) fn zeroed(len: usize) -> Words {
-        // Not `alloc_zeroed`: for an alignment above 16 bytes the system
-        // allocator zeroes with a memset anyway, which this is.
-        Words { lines: vec![Line::zeroed(); lines_for(len)], len }
+        if len == 0 {
+            return Words { buf: Vec::new(), start: 0 };
+        }
+        // One zeroed allocation (`calloc`, whose large blocks are fresh
+        // pages that need no clearing), then the slack cut off both ends.
+        let mut buf = vec![0; len + SLACK_WORDS];
+        let offset = buf.as_ptr().align_offset(LINE_BYTES);
+        let start = if offset <= SLACK_WORDS { offset } else { 0 };
+        buf.truncate(start + len);
+        Words { buf, start }
     }
 
     /// No words, with room for `capacity` of them.
     pub(crate) fn with_capacity(capacity: usize) -> Words {
-        Words { lines: Vec::with_capacity(lines_for(capacity)), len: 0 }
+        if capacity == 0 {
+            return Words { buf: Vec::new(), start: 0 };
+        }
+        Words::aligned_in(Vec::with_capacity(capacity + SLACK_WORDS))
     }
 
     /// A copy of `words`.
     pub(crate) fn from_slice(words: &[u64]) -> Words {
         let mut storage = Words::with_capacity(words.len());
-        storage.extend_from_slice(words);
+        storage.buf.extend_from_slice(words);
         storage
     }
 
     /// How many words fit without reallocating.
     #[inline]
     pub(crate) fn capacity(&self) -> usize {
-        self.lines.capacity() * LINE_WORDS
+        self.buf.capacity() - self.start
     }
 
-    /// The words in use.
+    /// The words.
     #[inline]
     pub(crate) fn as_slice(&self) -> &[u64] {
-        &bytemuck::cast_slice::<Line, u64>(&self.lines)[..self.len]
+        &self.buf[self.start..]
     }
 
-    /// The words in use, mutably.
+    /// The words, mutably.
     #[inline]
     pub(crate) fn as_mut_slice(&mut self) -> &mut [u64] {
-        &mut bytemuck::cast_slice_mut::<Line, u64>(&mut self.lines)[..self.len]
+        &mut self.buf[self.start..]
     }
 
     /// Makes room for `additional` more words.
     pub(crate) fn reserve(&mut self, additional: usize) {
-        let needed = lines_for(self.len.saturating_add(additional));
-        self.lines.reserve(needed.saturating_sub(self.lines.len()));
+        if self.buf.capacity() - self.buf.len() >= additional {
+            return;
+        }
+        // A `Vec` would reallocate wherever the allocator likes; moving to
+        // a new buffer keeps the words on a line. Doubling keeps pushes
+        // amortised O(1).
+        let len = self.len();
+        let capacity = len.saturating_add(additional).max(2 * self.capacity());
+        let mut grown = Words::aligned_in(Vec::with_capacity(capacity.saturating_add(SLACK_WORDS)));
+        grown.buf.extend_from_slice(self.as_slice());
+        *self = grown;
     }
 
     /// Appends one word.
     #[inline]
     pub(crate) fn push(&mut self, word: u64) {
-        let offset = self.len % LINE_WORDS;
-        if offset == 0 {
-            self.lines.push(Line::zeroed());
-        }
-        let last = self.lines.len() - 1;
-        self.lines[last].0[offset] = word;
-        self.len += 1;
+        self.reserve(1);
+        self.buf.push(word);
     }
 
     /// Appends a copy of `words`.
-    pub(crate) fn extend_from_slice(&mut self, mut words: &[u64]) {
-        // The padding of the last line first, then whole lines, then a
-        // partial one: every word is written once.
-        let offset = self.len % LINE_WORDS;
-        if offset != 0 {
-            let taken = (LINE_WORDS - offset).min(words.len());
-            let last = self.lines.len() - 1;
-            self.lines[last].0[offset..offset + taken].copy_from_slice(&words[..taken]);
-            self.len += taken;
-            words = &words[taken..];
-        }
-        let (whole, rest) = words.as_chunks::<LINE_WORDS>();
-        self.lines.extend(whole.iter().map(|&line| Line(line)));
-        if !rest.is_empty() {
-            let mut line = Line::zeroed();
-            line.0[..rest.len()].copy_from_slice(rest);
-            self.lines.push(line);
-        }
-        self.len += words.len();
+    pub(crate) fn extend_from_slice(&mut self, words: &[u64]) {
+        self.reserve(words.len());
+        self.buf.extend_from_slice(words);
     }
 
     /// Removes every word (keeps the buffer).
     #[inline]
     pub(crate) fn clear(&mut self) {
-        self.lines.clear();
-        self.len = 0;
+        self.buf.truncate(self.start);
     }
 
     /// Makes the length `len`; words gained are zero.
     pub(crate) fn resize_zeroed(&mut self, len: usize) {
-        let old = self.len;
-        // Lines added by `resize` are zero already; only the padding of the
-        // old last line that the new length takes in may hold old words.
-        let reused_end = (lines_for(old) * LINE_WORDS).min(len.max(old));
-        self.lines.resize(lines_for(len), Line::zeroed());
-        self.len = len;
-        self.as_mut_slice()[old.min(len)..reused_end.min(len)].fill(0);
+        self.reserve(len.saturating_sub(self.len()));
+        self.buf.resize(self.start + len, 0);
     }
 
     /// The words as a `Vec<u64>` (a copy).
@@ -174,8 +178,8 @@ impl DerefMut for Words {
 
 impl Clone for Words {
     fn clone(&self) -> Words {
-        // Exactly the lines in use, not the source's spare capacity.
-        Words { lines: self.lines.clone(), len: self.len }
+        // `Vec::clone` would not keep the words on a line.
+        Words::from_slice(self)
     }
 
     fn clone_from(&mut self, source: &Words) {
@@ -262,7 +266,7 @@ mod tests {
                 }
             }
             assert_eq!(words.as_slice(), model.as_slice(), "step {step}");
-            assert_eq!(words.lines.len(), lines_for(words.len), "step {step}");
+            assert_eq!(words.as_slice().as_ptr().align_offset(64), 0, "step {step}");
             assert!(words.capacity() >= words.len());
         }
         assert_eq!(words.to_vec(), model);
