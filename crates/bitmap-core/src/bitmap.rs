@@ -104,6 +104,19 @@ impl Bitmap {
         Bitmap { len, words: Words::zeroed(words_for(len)) }
     }
 
+    /// The empty bitmap (length 0), in a `const` context such as a
+    /// `static`; no allocation.
+    ///
+    /// ```
+    /// use bitmap_core::Bitmap;
+    /// static NOTHING: Bitmap = Bitmap::empty();
+    /// assert!(NOTHING.is_empty());
+    /// assert_eq!(NOTHING, Bitmap::default());
+    /// ```
+    pub const fn empty() -> Bitmap {
+        Bitmap { len: 0, words: Words::new() }
+    }
+
     /// A bitmap of `len` bits whose first `n` bits are set; `n` is clamped to
     /// `len`.
     ///
@@ -226,7 +239,7 @@ impl Bitmap {
 impl Default for Bitmap {
     /// The empty bitmap (length 0).
     fn default() -> Bitmap {
-        Bitmap::new(0)
+        Bitmap::empty()
     }
 }
 

@@ -431,3 +431,103 @@ impl Bitmap {
         Ok(())
     }
 }
+
+/// # First-wins split
+///
+/// The split behind a first-adapter-wins load plan: each set bit of the
+/// sources goes to the first source that has it.
+impl Bitmap {
+    /// Overwrites `outputs` (one per source, in order) with the first-wins
+    /// split of `sources`: bit `i` is set in output `k` iff source `k` has
+    /// it and no earlier source does. So the outputs never overlap, each is
+    /// a subset of its source, and together they are the union.
+    ///
+    /// One pass over the words ([`kernel::first_wins`]); each output takes
+    /// the sources' length, reusing its buffer if it is large enough, and
+    /// its words are written once, never zeroed first, so filling fresh
+    /// `Bitmap::default()`s costs an allocation each and no more.
+    /// Allocation-free (given buffers) for up to 16 sources.
+    ///
+    /// # Errors
+    ///
+    /// [`BitmapError::LengthMismatch`] if the sources differ in length
+    /// (`left` is the first source's length); the outputs are unchanged.
+    ///
+    /// # Panics
+    ///
+    /// If there are not exactly as many outputs as sources.
+    ///
+    /// ```
+    /// use bitmap_core::Bitmap;
+    /// let a: Bitmap = "1100".parse().unwrap();
+    /// let b: Bitmap = "0110".parse().unwrap();
+    /// let c: Bitmap = "1011".parse().unwrap();
+    /// let mut outputs = [Bitmap::default(), Bitmap::default(), Bitmap::default()];
+    /// Bitmap::first_wins_split(&[&a, &b, &c], &mut outputs).unwrap();
+    /// let bits: Vec<String> = outputs.iter().map(Bitmap::to_string).collect();
+    /// assert_eq!(bits, ["1100", "0010", "0001"]);
+    /// ```
+    #[track_caller]
+    pub fn first_wins_split<'o>(
+        sources: &[&Bitmap],
+        outputs: impl IntoIterator<Item = &'o mut Bitmap>,
+    ) -> Result<(), BitmapError> {
+        let len = sources.first().map_or(0, |source| source.len);
+        check_sources(len, sources)?;
+        match sources.len() {
+            0..=4 => first_wins_split_inline::<4>(len, sources, outputs),
+            5..=8 => first_wins_split_inline::<8>(len, sources, outputs),
+            9..=STACK_SOURCES => first_wins_split_inline::<STACK_SOURCES>(len, sources, outputs),
+            _ => {
+                // Beyond the stack arrays: split in the `Vec`-backed way.
+                let outputs: Vec<&mut Bitmap> = outputs.into_iter().collect();
+                check_output_count(sources.len(), outputs.len());
+                let inputs: Vec<&[u64]> = sources.iter().map(|source| source.as_words()).collect();
+                let mut words: Vec<&mut [u64]> = Vec::with_capacity(outputs.len());
+                for output in outputs {
+                    output.reset(len);
+                    words.push(&mut output.words);
+                }
+                kernel::first_wins(&inputs, &mut words);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// [`Bitmap::first_wins_split`] with its slices in `N`-slot stack arrays
+/// (`sources.len() <= N`, lengths checked).
+#[inline]
+#[track_caller]
+fn first_wins_split_inline<'o, const N: usize>(
+    len: usize,
+    sources: &[&Bitmap],
+    outputs: impl IntoIterator<Item = &'o mut Bitmap>,
+) {
+    let mut inputs: [&[u64]; N] = [&[]; N];
+    for (slot, source) in inputs.iter_mut().zip(sources) {
+        *slot = source.as_words();
+    }
+    let mut slots: [Option<&mut Bitmap>; N] = [const { None }; N];
+    let mut count = 0;
+    for output in outputs {
+        if count < N {
+            slots[count] = Some(output);
+        }
+        count += 1;
+    }
+    check_output_count(sources.len(), count);
+    kernel::first_wins_overwrite(
+        &inputs[..sources.len()],
+        slots.each_mut().map(|slot| slot.as_mut().map(|bitmap| &mut bitmap.words)),
+    );
+    // The sources' tails are clear, so the outputs' are.
+    for output in slots.iter_mut().flatten() {
+        output.len = len;
+    }
+}
+
+#[track_caller]
+fn check_output_count(sources: usize, outputs: usize) {
+    assert_eq!(sources, outputs, "bitmap-core: first_wins_split has {sources} sources but {outputs} outputs");
+}

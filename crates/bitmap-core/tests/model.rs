@@ -589,6 +589,48 @@ fn unions_of_many() {
 }
 
 #[test]
+fn first_wins_splits() {
+    let counts: &[usize] = if cfg!(miri) { &[0, 1, 3, 17] } else { &[0, 1, 2, 3, 5, 8, 9, 16, 17, 20] };
+    for &len in LENGTHS {
+        for &n in counts {
+            let mut rng = Rng::new((len * 977 + n) as u64);
+            let models: Vec<Vec<bool>> = (0..n).map(|k| rng.bools(len, DENSITIES[k % DENSITIES.len()] / 4)).collect();
+            let bitmaps: Vec<Bitmap> = models.iter().map(|m| Bitmap::from_bools(m)).collect();
+            let sources: Vec<&Bitmap> = bitmaps.iter().collect();
+            let expected: Vec<Vec<bool>> =
+                (0..n).map(|k| (0..len).map(|i| models[k][i] && !models[..k].iter().any(|m| m[i])).collect()).collect();
+
+            // Fresh outputs, and reused ones that are longer, shorter and full
+            // of set bits: every word is replaced.
+            let mut fresh = vec![Bitmap::default(); n];
+            Bitmap::first_wins_split(&sources, &mut fresh).unwrap();
+            let mut reused: Vec<Bitmap> = (0..n).map(|k| Bitmap::with_prefix(len + 70 * (k % 3), len + 70)).collect();
+            reused.iter_mut().step_by(2).for_each(|b| b.reset(len / 2));
+            Bitmap::first_wins_split(&sources, &mut reused).unwrap();
+            for (k, expected) in expected.iter().enumerate() {
+                check(&fresh[k], expected);
+                check(&reused[k], expected);
+            }
+        }
+    }
+}
+
+#[test]
+fn first_wins_split_rejects_mismatches() {
+    let (a, b) = (Bitmap::with_prefix(70, 10), Bitmap::new(71));
+    let mut outputs = [Bitmap::with_prefix(5, 5), Bitmap::new(0)];
+    let error = Bitmap::first_wins_split(&[&a, &b], &mut outputs);
+    assert_eq!(error, Err(BitmapError::LengthMismatch { left: 70, right: 71 }));
+    check(&outputs[0], &[true; 5]);
+    let outcome = std::panic::catch_unwind(move || {
+        let mut outputs = [Bitmap::new(0)];
+        let _ = Bitmap::first_wins_split(&[&a, &a], &mut outputs);
+    });
+    let message = *outcome.unwrap_err().downcast::<String>().unwrap();
+    assert!(message.contains("2 sources but 1 outputs"), "{message}");
+}
+
+#[test]
 fn aggregates() {
     let mut shapes: Vec<(usize, Vec<bool>)> = cases(8).map(|(len, _, model)| (len, model)).collect();
     // Prefixes and suffixes of every interesting size, where the leading

@@ -13,29 +13,6 @@ use core::iter::FusedIterator;
 
 use bitmap_core::Bitmap;
 
-/// Buffers up to this many bits are allocated uninitialised and then
-/// cleared, larger ones zeroed by the allocator (see [`new_bitmap`]).
-const FILL_AFTER_ALLOC_MAX_BITS: usize = 1 << 20;
-
-/// A new bitmap of `len` clear bits for the pool.
-///
-/// `Bitmap::new` asks the allocator for zeroed memory (`calloc`), which
-/// glibc does not serve from its per-thread cache: for a few hundred bytes,
-/// allocating and then clearing is about twice as fast (measured: 3 × 128
-/// bytes, 97 ns against 56 ns), and planning small batches into a fresh plan
-/// is dominated by allocation. Past 128 KiB (glibc's default `mmap`
-/// threshold), `calloc` returns fresh pages that are zero already, which no
-/// clearing can beat.
-fn new_bitmap(len: usize) -> Bitmap {
-    if len <= FILL_AFTER_ALLOC_MAX_BITS {
-        let mut bitmap = Bitmap::with_capacity_bits(len);
-        bitmap.reset(len);
-        bitmap
-    } else {
-        Bitmap::new(len)
-    }
-}
-
 /// Adapter index → bitmap, sorted by index, plus spare bitmaps.
 #[derive(Default)]
 pub(crate) struct AdapterMap {
@@ -48,7 +25,7 @@ pub(crate) struct AdapterMap {
 impl AdapterMap {
     /// An empty map with `spare` spare bitmaps of `len` bits.
     pub(crate) fn with_spare(spare: usize, len: usize) -> AdapterMap {
-        AdapterMap { slots: (0..spare).map(|_| (0, new_bitmap(len))).collect(), live: 0 }
+        AdapterMap { slots: (0..spare).map(|_| (0, Bitmap::new(len))).collect(), live: 0 }
     }
 
     /// The entries, ascending by adapter.
@@ -99,7 +76,7 @@ impl AdapterMap {
             Ok(at) => at,
             Err(at) => {
                 if self.live == self.slots.len() {
-                    self.slots.push((adapter, new_bitmap(len)));
+                    self.slots.push((adapter, Bitmap::new(len)));
                 }
                 // The first spare moves to `at`; the entries after `at` move
                 // up one slot, staying in order.
@@ -165,7 +142,7 @@ impl AdapterMap {
         let needed = adapters.len();
         if self.slots.len() < needed {
             self.slots.reserve_exact(needed - self.slots.len());
-            self.slots.resize_with(needed, || (0, new_bitmap(len)));
+            self.slots.resize_with(needed, || (0, Bitmap::new(len)));
         }
         for (slot, &adapter) in self.slots.iter_mut().zip(adapters) {
             slot.0 = adapter;
@@ -174,6 +151,24 @@ impl AdapterMap {
             if slot.1.len() != len {
                 slot.1.reset(len);
             }
+        }
+        self.live = needed;
+        &mut self.slots[..needed]
+    }
+
+    /// Makes the entries exactly `adapters` (strictly ascending), each with a
+    /// bitmap of **unspecified length and contents**, for a caller that
+    /// replaces them whole (as `Bitmap::first_wins_split` does). Reuses
+    /// spares; new slots get an empty, unallocated bitmap.
+    pub(crate) fn prepare_slots(&mut self, adapters: &[usize]) -> &mut [(usize, Bitmap)] {
+        debug_assert!(adapters.windows(2).all(|pair| pair[0] < pair[1]));
+        let needed = adapters.len();
+        if self.slots.len() < needed {
+            self.slots.reserve_exact(needed - self.slots.len());
+            self.slots.resize_with(needed, || (0, Bitmap::empty()));
+        }
+        for (slot, &adapter) in self.slots.iter_mut().zip(adapters) {
+            slot.0 = adapter;
         }
         self.live = needed;
         &mut self.slots[..needed]
@@ -320,14 +315,6 @@ mod tests {
 
     fn adapters(map: &AdapterMap) -> Vec<usize> {
         map.entries().iter().map(|&(a, _)| a).collect()
-    }
-
-    #[test]
-    fn new_bitmaps_are_clear_on_both_sides_of_the_fill_threshold() {
-        for len in [0, 1, 64, 1000, FILL_AFTER_ALLOC_MAX_BITS, FILL_AFTER_ALLOC_MAX_BITS + 1] {
-            let bitmap = new_bitmap(len);
-            assert_eq!((bitmap.len(), bitmap.any()), (len, false));
-        }
     }
 
     #[test]

@@ -14,13 +14,17 @@
 //! `claimed` once an earlier adapter holds it, so each goes to the first
 //! holder, and lookups of adapters that are not listed never participate.
 //!
-//! # No allocation
+//! # No allocation, no zeroing
 //!
-//! The slices handed to the kernel are gathered in stack arrays (up to
+//! The lookups handed to the kernel are gathered in stack arrays (up to
 //! [`MAX_INLINE_ADAPTERS`] adapters) and the output bitmaps come from the
 //! [`LoadPlan`]'s pool, so planning into a warmed plan does not touch the
-//! heap. The parallel path does allocate (one small list per chunk), which
-//! is noise next to the megabytes it splits.
+//! heap. Sequentially, the outputs are filled by
+//! [`Bitmap::first_wins_split`], which writes each word once without
+//! clearing the buffer first, so a fresh plan costs its allocations and no
+//! `memset` (a quarter of a 262,144-key plan's time before). The parallel
+//! path does allocate (one small list per chunk), which is noise next to
+//! the megabytes it splits.
 //!
 //! # Parallel
 //!
@@ -125,16 +129,21 @@ pub fn plan_first_wins_into(
 ) -> Result<(), PlanError> {
     plan.reset(num_keys);
     check_lookup_lengths(num_keys, lookup)?;
-    // Scratch sized to the adapter count: zeroing (and, for the output
-    // guards, dropping) 16-slot arrays costs more than a 1,024-key plan's
-    // kernel call, and controllers have a handful of adapters.
+    // Scratch sized to the adapter count: zeroing 16-slot arrays costs more
+    // than a 1,024-key plan's kernel call, and controllers have a handful
+    // of adapters.
     match adapters.len() {
         0..=4 => plan_inline::<4>(lookup, adapters, parallelism, plan),
         5..=8 => plan_inline::<8>(lookup, adapters, parallelism, plan),
         9..=MAX_INLINE_ADAPTERS => plan_inline::<MAX_INLINE_ADAPTERS>(lookup, adapters, parallelism, plan),
-        count => plan_with_scratch(lookup, adapters, &mut vec![0; count], &mut vec![&[][..]; count], parallelism, plan),
+        count => {
+            plan_with_scratch(lookup, adapters, &mut vec![0; count], &mut vec![&NO_LOOKUP; count], parallelism, plan)
+        }
     }
 }
+
+/// Fills the scratch arrays' unused slots.
+static NO_LOOKUP: Bitmap = Bitmap::empty();
 
 /// [`plan_with_scratch`] with its scratch in `N`-slot stack arrays
 /// (`adapters.len() <= N`).
@@ -147,41 +156,63 @@ fn plan_inline<const N: usize>(
 ) -> Result<(), PlanError> {
     let count = adapters.len();
     let mut listed = [0; N];
-    let mut inputs: [&[u64]; N] = [&[]; N];
-    plan_with_scratch(lookup, adapters, &mut listed[..count], &mut inputs[..count], parallelism, plan)
+    let mut sources = [&NO_LOOKUP; N];
+    plan_with_scratch(lookup, adapters, &mut listed[..count], &mut sources[..count], parallelism, plan)
 }
 
 /// The engine after the length check, with scratch space for one index and
-/// one input slice per listed adapter.
+/// one lookup bitmap per listed adapter.
 #[inline]
 fn plan_with_scratch<'l>(
     lookup: &'l LookupResults,
     adapters: &[AdapterDescriptor],
     listed: &mut [usize],
-    inputs: &mut [&'l [u64]],
+    sources: &mut [&'l Bitmap],
     parallelism: Parallelism,
     plan: &mut LoadPlan,
 ) -> Result<(), PlanError> {
     sorted_indices(adapters, listed)?;
-    let participants = gather_participants(lookup, listed, inputs);
+    let participants = gather_participants_as(lookup, listed, sources, |held| held);
     if participants == 0 {
         return Ok(());
     }
+    let (listed, sources) = (&listed[..participants], &sources[..participants]);
     let num_keys = plan.num_keys();
-    let outputs = plan.map_mut().prepare_overwrite(&listed[..participants], num_keys);
-    write_outputs(outputs, &inputs[..participants], parallelism);
+    match parallel_chunk_words(num_keys.div_ceil(64), parallelism) {
+        None => {
+            // Each output's words are written once, never zeroed first: for a
+            // fresh plan that is most of what its allocation would cost.
+            let outputs = plan.map_mut().prepare_slots(listed);
+            Bitmap::first_wins_split(sources, outputs.iter_mut().map(|(_, bitmap)| bitmap))
+                .expect("lookup lengths are checked above");
+        }
+        Some(chunk_words) => {
+            let outputs = plan.map_mut().prepare_overwrite(listed, num_keys);
+            first_wins_parallel(sources, outputs, chunk_words);
+        }
+    }
     plan.remove_empty();
     Ok(())
 }
 
 /// Keeps the listed adapters (`listed`, ascending) that have a lookup entry
 /// — the participants — at the front of `listed`, with their lookup words
-/// at the front of `inputs`, and returns how many there are. Both lists are
-/// sorted: one merge, no allocation.
+/// at the front of `inputs`, and returns how many there are.
 pub(crate) fn gather_participants<'l>(
     lookup: &'l LookupResults,
     listed: &mut [usize],
     inputs: &mut [&'l [u64]],
+) -> usize {
+    gather_participants_as(lookup, listed, inputs, Bitmap::as_words)
+}
+
+/// [`gather_participants`], recording `view(lookup bitmap)` for each
+/// participant. Both lists are sorted: one merge, no allocation.
+fn gather_participants_as<'l, T>(
+    lookup: &'l LookupResults,
+    listed: &mut [usize],
+    views: &mut [T],
+    view: impl Fn(&'l Bitmap) -> T,
 ) -> usize {
     let entries = lookup.entries();
     let (mut participants, mut next_entry) = (0, 0);
@@ -194,56 +225,12 @@ pub(crate) fn gather_participants<'l>(
             && *index == adapter
         {
             listed[participants] = adapter;
-            inputs[participants] = held.as_words();
+            views[participants] = view(held);
             participants += 1;
             next_entry += 1;
         }
     }
     participants
-}
-
-/// Overwrites every word of the output bitmaps with the first-wins split of
-/// `inputs` (one input per output, in order).
-#[inline]
-fn write_outputs(outputs: &mut [(usize, Bitmap)], inputs: &[&[u64]], parallelism: Parallelism) {
-    // The guards clear each output's tail bits when dropped; the kernel never
-    // sets them anyway (the inputs' tails are clear).
-    match outputs.len() {
-        0..=4 => write_outputs_inline::<4>(outputs, inputs, parallelism),
-        5..=8 => write_outputs_inline::<8>(outputs, inputs, parallelism),
-        9..=MAX_INLINE_ADAPTERS => write_outputs_inline::<MAX_INLINE_ADAPTERS>(outputs, inputs, parallelism),
-        _ => {
-            let mut guards: Vec<WordsMut<'_>> = outputs.iter_mut().map(|(_, bitmap)| bitmap.words_mut()).collect();
-            let mut words: Vec<&mut [u64]> = guards.iter_mut().map(|guard| &mut guard[..]).collect();
-            first_wins_words(inputs, &mut words, parallelism);
-        }
-    }
-}
-
-/// [`write_outputs`] with the output slices in `N`-slot stack arrays
-/// (`outputs.len() <= N`).
-#[inline]
-fn write_outputs_inline<const N: usize>(outputs: &mut [(usize, Bitmap)], inputs: &[&[u64]], parallelism: Parallelism) {
-    let count = outputs.len();
-    let mut guards: [Option<WordsMut<'_>>; N] = [const { None }; N];
-    for (guard, (_, bitmap)) in guards.iter_mut().zip(outputs.iter_mut()) {
-        *guard = Some(bitmap.words_mut());
-    }
-    let mut words: [&mut [u64]; N] = core::array::from_fn(|_| <&mut [u64]>::default());
-    for (slot, guard) in words.iter_mut().zip(guards.iter_mut().flatten()) {
-        *slot = &mut guard[..];
-    }
-    first_wins_words(inputs, &mut words[..count], parallelism);
-}
-
-/// Runs the first-wins kernel over whole word slices, sequentially or in
-/// parallel chunks.
-fn first_wins_words(inputs: &[&[u64]], outputs: &mut [&mut [u64]], parallelism: Parallelism) {
-    let words = inputs.first().map_or(0, |input| input.len());
-    match parallel_chunk_words(words, parallelism) {
-        None => kernel::first_wins(inputs, outputs),
-        Some(chunk_words) => first_wins_parallel(inputs, outputs, chunk_words),
-    }
 }
 
 /// The chunk size for planning `words` words per bitmap in parallel, or
@@ -267,22 +254,25 @@ fn parallel_chunk_words(words: usize, parallelism: Parallelism) -> Option<usize>
 /// One parallel chunk: a piece of every input and of every output.
 type ChunkWork<'a> = (Vec<&'a [u64]>, Vec<&'a mut [u64]>);
 
-/// Splits every slice into chunks of `chunk_words` words (the last may be
+/// Splits every bitmap into chunks of `chunk_words` words (the last may be
 /// shorter) and plans the chunks on rayon's pool. Each chunk writes a
-/// disjoint part of every output.
-fn first_wins_parallel(inputs: &[&[u64]], outputs: &mut [&mut [u64]], chunk_words: usize) {
-    let words = inputs.first().map_or(0, |input| input.len());
+/// disjoint part of every output (sized to the sources' length).
+fn first_wins_parallel(sources: &[&Bitmap], outputs: &mut [(usize, Bitmap)], chunk_words: usize) {
+    // The guards clear each output's tail bits when dropped; the kernel never
+    // sets them anyway (the sources' tails are clear).
+    let mut guards: Vec<WordsMut<'_>> = outputs.iter_mut().map(|(_, bitmap)| bitmap.words_mut()).collect();
+    let words = sources.first().map_or(0, |source| source.num_words());
     let chunks = words.div_ceil(chunk_words);
     // Transpose: chunk c gets the c-th piece of every input and output.
     let mut work: Vec<ChunkWork<'_>> =
-        (0..chunks).map(|_| (Vec::with_capacity(inputs.len()), Vec::with_capacity(outputs.len()))).collect();
-    for input in inputs {
-        for ((chunk_inputs, _), piece) in work.iter_mut().zip(input.chunks(chunk_words)) {
+        (0..chunks).map(|_| (Vec::with_capacity(sources.len()), Vec::with_capacity(guards.len()))).collect();
+    for source in sources {
+        for ((chunk_inputs, _), piece) in work.iter_mut().zip(source.as_words().chunks(chunk_words)) {
             chunk_inputs.push(piece);
         }
     }
-    for output in outputs.iter_mut() {
-        for ((_, chunk_outputs), piece) in work.iter_mut().zip(output.chunks_mut(chunk_words)) {
+    for guard in &mut guards {
+        for ((_, chunk_outputs), piece) in work.iter_mut().zip(guard.chunks_mut(chunk_words)) {
             chunk_outputs.push(piece);
         }
     }

@@ -13,6 +13,7 @@
 //! they get here; that is a matter of meaning, not of memory safety.
 
 use core::marker::PhantomData;
+use core::mem::MaybeUninit;
 
 use super::vector::Vector;
 
@@ -375,10 +376,14 @@ pub(crate) unsafe fn union_many<V: Vector>(dst: &mut [u64], srcs: &[&[u64]]) {
 /// intermediate bitmap exists. Inputs beyond the number of outputs (or the
 /// other way round) are ignored.
 ///
+/// The outputs may be uninitialised: every word of the common length is
+/// written (and none read), which is what lets a fresh plan skip zeroing
+/// its buffers first.
+///
 /// # Safety
 /// The CPU supports `V`'s feature.
 #[inline(always)]
-pub(crate) unsafe fn first_wins<V: Vector>(inputs: &[&[u64]], outputs: &mut [&mut [u64]]) {
+pub(crate) unsafe fn first_wins<V: Vector>(inputs: &[&[u64]], outputs: &mut [&mut [MaybeUninit<u64>]]) {
     let m = inputs.len().min(outputs.len());
     let (inputs, outputs) = (&inputs[..m], &mut outputs[..m]);
     let n = common_len(usize::MAX, inputs.iter().map(|s| s.len()).chain(outputs.iter().map(|s| s.len())));
@@ -397,7 +402,7 @@ pub(crate) unsafe fn first_wins<V: Vector>(inputs: &[&[u64]], outputs: &mut [&mu
             let (mut c0, mut c1) = (V::zero(), V::zero());
             for a in 0..m {
                 let src = inputs.get_unchecked(a).as_ptr();
-                let dst = outputs.get_unchecked_mut(a).as_mut_ptr();
+                let dst = outputs.get_unchecked_mut(a).as_mut_ptr().cast::<u64>();
                 let x0 = V::load(src.add(i));
                 let x1 = V::load(src.add(i + w));
                 x0.and_not(c0).store(dst.add(i));
@@ -411,7 +416,7 @@ pub(crate) unsafe fn first_wins<V: Vector>(inputs: &[&[u64]], outputs: &mut [&mu
             let mut claimed = 0;
             for a in 0..m {
                 let x = *inputs.get_unchecked(a).as_ptr().add(i);
-                *outputs.get_unchecked_mut(a).as_mut_ptr().add(i) = x & !claimed;
+                outputs.get_unchecked_mut(a).as_mut_ptr().cast::<u64>().add(i).write(x & !claimed);
                 claimed |= x;
             }
             i += 1;

@@ -47,9 +47,12 @@
 //! ```
 
 use core::fmt;
+use core::mem::MaybeUninit;
 use core::str::FromStr;
 use core::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
+
+use crate::storage::Words;
 
 mod generic;
 pub(crate) mod portable;
@@ -327,7 +330,7 @@ fn check_union(dst: &[u64], srcs: &[&[u64]]) {
 
 #[track_caller]
 #[inline]
-fn check_first_wins(inputs: &[&[u64]], outputs: &[&mut [u64]]) {
+fn check_first_wins<T>(inputs: &[&[u64]], outputs: &[&mut [T]]) {
     if inputs.len() != outputs.len() {
         panic!("bitmap-core: first_wins has {} inputs but {} outputs", inputs.len(), outputs.len());
     }
@@ -337,6 +340,92 @@ fn check_first_wins(inputs: &[&[u64]], outputs: &[&mut [u64]]) {
     }
     for s in outputs {
         check_same_len(n, s.len());
+    }
+}
+
+/// Views initialised output slices as possibly-uninitialised ones, for
+/// [`first_wins_uninit`], which only writes.
+#[inline]
+fn as_uninit_outputs<'o, 'w>(outputs: &'o mut [&'w mut [u64]]) -> &'o mut [&'w mut [MaybeUninit<u64>]] {
+    let outputs: *mut [&'w mut [u64]] = outputs;
+    // SAFETY: `MaybeUninit<u64>` has the layout of `u64`, so the slices (and
+    // the slice of them) have the same layout and length. The only code that
+    // receives the result, `first_wins_uninit`, writes initialised values and
+    // never uninitialised ones, so every word is initialised again when the
+    // caller's `&mut [u64]` borrow resumes.
+    unsafe { &mut *(outputs as *mut [&'w mut [MaybeUninit<u64>]]) }
+}
+
+impl Kernel {
+    /// [`first_wins_uninit`](Kernel::first_wins_uninit) over initialised
+    /// words: for each word, in input order, `outputs[a] = inputs[a] &
+    /// !claimed; claimed |= inputs[a]`.
+    ///
+    /// Panics unless there are as many outputs as inputs, all of one length.
+    ///
+    /// ```
+    /// use bitmap_core::kernel::Kernel;
+    ///
+    /// let (a, b) = ([0b0110_u64], [0b1100_u64]);
+    /// let (mut out_a, mut out_b) = ([0], [0]);
+    /// Kernel::scalar().first_wins(&[&a, &b], &mut [&mut out_a, &mut out_b]);
+    /// assert_eq!((out_a, out_b), ([0b0110], [0b1000]));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn first_wins(self, inputs: &[&[u64]], outputs: &mut [&mut [u64]]) {
+        self.first_wins_uninit(inputs, as_uninit_outputs(outputs));
+    }
+}
+
+/// [`first_wins_uninit`] over initialised words: for each word, in input
+/// order, `outputs[a] = inputs[a] & !claimed; claimed |= inputs[a]`.
+///
+/// Runs on the active kernel ([`Kernel::active`]). Panics unless there are as
+/// many outputs as inputs, all of one length.
+///
+/// ```
+/// use bitmap_core::kernel;
+///
+/// let (a, b) = ([0b0110_u64], [0b1100_u64]);
+/// let (mut out_a, mut out_b) = ([0], [0]);
+/// kernel::first_wins(&[&a, &b], &mut [&mut out_a, &mut out_b]);
+/// assert_eq!((out_a, out_b), ([0b0110], [0b1000]));
+/// ```
+#[inline]
+#[track_caller]
+pub fn first_wins(inputs: &[&[u64]], outputs: &mut [&mut [u64]]) {
+    first_wins_uninit(inputs, as_uninit_outputs(outputs));
+}
+
+/// Replaces the words of each output with the first-wins split of `inputs`
+/// (one output per input, all inputs of one length), writing each new word
+/// once: the buffers are never zeroed first, which is most of what a fresh
+/// plan's allocation would otherwise cost.
+///
+/// Panics, leaving the outputs empty, unless there are as many outputs as
+/// inputs and the inputs share one length.
+pub(crate) fn first_wins_overwrite<const N: usize>(inputs: &[&[u64]], mut outputs: [Option<&mut Words>; N]) {
+    let (m, n) = (inputs.len(), inputs.first().map_or(0, |input| input.len()));
+    {
+        let mut spares: [&mut [MaybeUninit<u64>]; N] = core::array::from_fn(|_| <&mut [MaybeUninit<u64>]>::default());
+        for (spare, output) in spares.iter_mut().zip(outputs.iter_mut()) {
+            if let Some(output) = output {
+                *spare = output.spare_for_overwrite(n);
+            }
+        }
+        // Checks that the first `m` spares are `n` words each (a missing
+        // output has an empty one); panics otherwise, before any length is
+        // set below.
+        first_wins_uninit(inputs, &mut spares[..m]);
+    }
+    for output in outputs.iter_mut().take(m).flatten() {
+        let written = output.buf.len() + n;
+        // SAFETY: `first_wins_uninit` returned, so it wrote every word of
+        // each of the first `m` spares, and each was exactly the `n` words of
+        // spare capacity right after this buffer's `len()` (from
+        // `spare_for_overwrite`, with nothing changing the buffer since).
+        unsafe { output.buf.set_len(written) };
     }
 }
 
@@ -473,10 +562,27 @@ kernel_ops! {
     /// The first-wins split: for each word, in input order,
     /// `outputs[a] = inputs[a] & !claimed; claimed |= inputs[a]`, so every
     /// set input bit goes to the first input that has it and no two outputs
-    /// overlap. One pass; each output word is written once.
+    /// overlap. One pass; each output word is written once, and none is
+    /// read, so the outputs may be uninitialised memory (a `Vec`'s spare
+    /// capacity): afterwards every word of every output is initialised.
+    /// [`first_wins`] is the same over initialised words.
     ///
     /// Panics unless there are as many outputs as inputs, all of one length.
-    fn first_wins(inputs: &[&[u64]], outputs: &mut [&mut [u64]]);
+    ///
+    /// ```
+    /// use core::mem::MaybeUninit;
+    /// use bitmap_core::kernel;
+    ///
+    /// let (a, b) = ([0b0110_u64, 1], [0b1100_u64, 3]);
+    /// let mut out_a = [MaybeUninit::<u64>::uninit(); 2];
+    /// let mut out_b = [MaybeUninit::<u64>::uninit(); 2];
+    /// kernel::first_wins_uninit(&[&a, &b], &mut [&mut out_a, &mut out_b]);
+    /// // Every word was written: reading them back is fine.
+    /// let written = |out: &[MaybeUninit<u64>]| out.iter().map(|w| unsafe { w.assume_init() }).collect::<Vec<_>>();
+    /// assert_eq!(written(&out_a), [0b0110, 1]);
+    /// assert_eq!(written(&out_b), [0b1000, 2]);
+    /// ```
+    fn first_wins_uninit(inputs: &[&[u64]], outputs: &mut [&mut [MaybeUninit<u64>]]);
     check: { check_first_wins(inputs, outputs) };
     words: inputs.len() * inputs.first().map_or(0, |s| s.len());
 

@@ -7,6 +7,8 @@
 //!
 //! Every function is safe and works over the common length of its slices.
 
+use core::mem::MaybeUninit;
+
 use super::KernelFns;
 
 /// The scalar kernel's function table.
@@ -22,7 +24,7 @@ pub(crate) static FNS: KernelFns = KernelFns {
     and_not_assign,
     not_assign,
     union_many,
-    first_wins,
+    first_wins_uninit,
     position_nonzero,
     position_not_all_ones,
 };
@@ -96,7 +98,7 @@ pub(crate) fn union_many(dst: &mut [u64], srcs: &[&[u64]]) {
 }
 
 #[inline]
-pub(crate) fn first_wins(inputs: &[&[u64]], outputs: &mut [&mut [u64]]) {
+pub(crate) fn first_wins_uninit(inputs: &[&[u64]], outputs: &mut [&mut [MaybeUninit<u64>]]) {
     let m = inputs.len().min(outputs.len());
     let n =
         inputs[..m].iter().map(|s| s.len()).chain(outputs[..m].iter().map(|s| s.len())).fold(usize::MAX, usize::min);
@@ -106,7 +108,7 @@ pub(crate) fn first_wins(inputs: &[&[u64]], outputs: &mut [&mut [u64]]) {
     for i in 0..n {
         let mut claimed = 0;
         for (input, output) in inputs.iter().zip(outputs.iter_mut()) {
-            output[i] = input[i] & !claimed;
+            output[i].write(input[i] & !claimed);
             claimed |= input[i];
         }
     }

@@ -10,6 +10,7 @@ macro_rules! simd_kernel_table {
     ($vector:ty $(, $feature:literal)?) => {
         use $crate::kernel::generic::{self, And, AndNot, Inverted, Or, Pair, Words, Xor};
         use $crate::kernel::KernelFns;
+        use core::mem::MaybeUninit;
 
         /// This kernel's function table. Its functions require the CPU
         /// features of the kernel: reach it only through a
@@ -26,7 +27,7 @@ macro_rules! simd_kernel_table {
             and_not_assign,
             not_assign,
             union_many,
-            first_wins,
+            first_wins_uninit,
             position_nonzero,
             position_not_all_ones,
         };
@@ -100,7 +101,7 @@ macro_rules! simd_kernel_table {
         }
 
         $(#[target_feature(enable = $feature)])?
-        unsafe fn first_wins(inputs: &[&[u64]], outputs: &mut [&mut [u64]]) {
+        unsafe fn first_wins_uninit(inputs: &[&[u64]], outputs: &mut [&mut [MaybeUninit<u64>]]) {
             // SAFETY: the caller guarantees the CPU features.
             unsafe { generic::first_wins::<$vector>(inputs, outputs) }
         }
