@@ -50,6 +50,7 @@ BENCH_PACKAGE = "bitplan-benches"
 BASELINES = [
     "scalar_loop",
     "copy",
+    "copy_fresh",
     "bitmap_materialized",
     "fixedbitset",
     "bitvec",
@@ -88,8 +89,8 @@ GROUP_NOTES = {
     "ones_99pct": "Iterating over the set bits at 99% density (up to 4 MiB).",
     "plan": "The `default` policy (`select_load_plan`, allocating; `default_into`: `select_load_plan_into` a "
     "reused plan; `sequential` and `parallel`: the same with that `Parallelism`) against the seed's algorithm "
-    "written literally over our `Bitmap` and over `fixedbitset`, and `copy` (the lookups copied into as many "
-    "output buffers). Each adapter holds a random 60% of the keys. Throughput: bytes of all lookup bitmaps.",
+    "written literally over our `Bitmap` and over `fixedbitset`, `copy` (the lookups copied into as many "
+    "reused output buffers) and `copy_fresh` (into newly allocated ones, as an allocating plan returns). Each adapter holds a random 60% of the keys. Throughput: bytes of all lookup bitmaps.",
     "plan_replicated": "As `plan`, with every adapter holding every key (the first adapter gets everything).",
     "plan_kernel": "The plan's core, `Kernel::first_wins` over word slices into reused outputs, per kernel. "
     "Throughput: bytes of all lookup bitmaps.",
@@ -396,8 +397,8 @@ def targets() -> list[Target]:
                ["1024x3"], "max_ns", 250.0),
         Target("plan 4,194,304 × 3 within 1.5× of copying the 3 inputs into 3 outputs (reused plan, "
                "like the copy's reused buffers)", "plan", "default_into", ["4194304x3"], "within", 1.5, "copy"),
-        Target("plan 4,194,304 × 3 within 1.5× of copying the 3 inputs into 3 outputs (allocating)", "plan",
-               "default", ["4194304x3"], "within", 1.5, "copy"),
+        Target("plan 4,194,304 × 3 within 1.5× of copying the 3 inputs into 3 new outputs (allocating, like "
+               "`copy_fresh`)", "plan", "default", ["4194304x3"], "within", 1.5, "copy_fresh"),
         Target("plan 67,108,864 × 3: parallel ≥ 1.4× sequential", "plan", "parallel", ["67108864x3"], "speedup",
                1.4, "sequential"),
         Target("plan: `Auto` parallelism (`default_into`) never slower than `sequential`, 3 adapters "
@@ -628,6 +629,7 @@ COLOURS = {
     "balanced": "#56B4E9",
     "scalar_loop": "#E69F00",
     "copy": "#000000",
+    "copy_fresh": "#666666",
     "bitmap_materialized": "#CC79A7",
     "fixedbitset": "#882255",
     "bitvec": "#8C6D31",

@@ -21,7 +21,10 @@
 //!     seed's algorithm over our `Bitmap`.
 //!   - `seed_literal_fixedbitset`: the same over `fixedbitset`.
 //!   - `copy`: copying the lookup bitmaps into as many output buffers (all
-//!     lookups in, all outputs out: the memory limit of a plan).
+//!     lookups in, all outputs out: the memory limit of a plan into reused
+//!     buffers).
+//!   - `copy_fresh`: the same into newly allocated buffers, dropped again
+//!     each time: the memory limit of an allocating plan.
 //! - `plan_replicated`: every adapter holds every key (3 adapters).
 //! - `plan_kernel`: the plan's core, `Kernel::first_wins` on word slices,
 //!   for each kernel this CPU can run, and `copy`.
@@ -38,7 +41,7 @@ use std::hint::black_box;
 use bitmap_core::Bitmap;
 use bitmap_core::kernel::Kernel;
 use bitplan_benches::data::{Overlap, lookup_words};
-use bitplan_benches::harness::{bench_copy, bench_lazy};
+use bitplan_benches::harness::{bench_copy, bench_copy_fresh, bench_lazy};
 use bitplan_benches::peers::{fixedbitset_words, seed_literal_plan_fixedbitset, to_fixedbitset};
 use bitplan_benches::reference::{self, assert_words_eq};
 use bitplan_benches::sizes::configure;
@@ -292,6 +295,7 @@ fn bench_plan(c: &mut Criterion, group_name: &str, overlap: Overlap, adapter_cou
                 );
             }
             bench_copy(&mut group, &value, || case().words.iter().map(Vec::as_slice).collect());
+            bench_copy_fresh(&mut group, &value, || case().words.iter().map(Vec::as_slice).collect());
         }
     }
     group.finish();

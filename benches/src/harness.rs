@@ -12,7 +12,7 @@ use std::hint::black_box;
 use criterion::measurement::Measurement;
 use criterion::{BenchmarkGroup, BenchmarkId};
 
-use crate::reference::{assert_words_eq, copy_words};
+use crate::reference::{assert_words_eq, copy_words, copy_words_fresh};
 
 /// Registers the benchmark `group/function/value`.
 ///
@@ -64,5 +64,30 @@ pub fn bench_copy<'a, M: Measurement>(
                 copy_words(black_box(out), black_box(src));
             }
         },
+    );
+}
+
+/// Registers `group/copy_fresh/value`: copying `sources` into newly
+/// allocated buffers (dropped again after each iteration), the memory limit
+/// of an operation that reads those bytes and returns as many in new
+/// buffers, as an allocating plan does. Each buffer is written once, by
+/// [`copy_words_fresh`], never zeroed first.
+pub fn bench_copy_fresh<'a, M: Measurement>(
+    group: &mut BenchmarkGroup<'_, M>,
+    value: &str,
+    sources: impl FnOnce() -> Vec<&'a [u64]>,
+) {
+    bench_lazy(
+        group,
+        "copy_fresh",
+        value,
+        || {
+            let sources = sources();
+            for src in &sources {
+                assert_words_eq("copy_fresh", &copy_words_fresh(src), src);
+            }
+            sources
+        },
+        |sources| sources.iter().map(|src| copy_words_fresh(black_box(src))).collect::<Vec<Vec<u64>>>(),
     );
 }

@@ -178,6 +178,14 @@ pub fn copy_words(dst: &mut [u64], src: &[u64]) {
     }
 }
 
+/// A new `Vec` holding a copy of `src`, written once (collected from an
+/// exact-size iterator, so the buffer is not zeroed first), with the same
+/// loop as [`copy_words`] rather than libc's `memcpy`.
+pub fn copy_words_fresh(src: &[u64]) -> Vec<u64> {
+    let opaque_zero = std::hint::black_box(0u64);
+    src.iter().map(|&s| s | opaque_zero).collect()
+}
+
 /// Panics, naming the benchmark and the first differing word, unless `got`
 /// equals `expected`.
 #[track_caller]
