@@ -597,8 +597,15 @@ fn first_wins_splits() {
             let models: Vec<Vec<bool>> = (0..n).map(|k| rng.bools(len, DENSITIES[k % DENSITIES.len()] / 4)).collect();
             let bitmaps: Vec<Bitmap> = models.iter().map(|m| Bitmap::from_bools(m)).collect();
             let sources: Vec<&Bitmap> = bitmaps.iter().collect();
-            let expected: Vec<Vec<bool>> =
-                (0..n).map(|k| (0..len).map(|i| models[k][i] && !models[..k].iter().any(|m| m[i])).collect()).collect();
+            let mut claimed = vec![false; len];
+            let expected: Vec<Vec<bool>> = models
+                .iter()
+                .map(|model| {
+                    let first: Vec<bool> = (0..len).map(|i| model[i] && !claimed[i]).collect();
+                    claimed.iter_mut().zip(model).for_each(|(c, &m)| *c |= m);
+                    first
+                })
+                .collect();
 
             // Fresh outputs, and reused ones that are longer, shorter and full
             // of set bits: every word is replaced.
