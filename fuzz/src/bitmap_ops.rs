@@ -522,9 +522,10 @@ impl State {
                 self.check_kernels_union(&words);
             }
             Op::FirstWins(fills) => {
-                let (_, models) = self.operands(fills);
+                let (sources, models) = self.operands(fills);
                 let words: Vec<Vec<u64>> = models.iter().map(|bits| words_of(bits)).collect();
                 self.check_first_wins(&words);
+                self.check_first_wins_split(&sources, &models);
             }
             &Op::Not { owned } => {
                 let before = words_of(&self.model);
@@ -777,6 +778,7 @@ impl State {
         assert_eq!(Bitmap::from_bytes(len, &bytes).as_ref(), Ok(bitmap), "step {step}: from_bytes(as_bytes)");
         let words = words_of(&self.model);
         assert_eq!(Bitmap::from_words(len, words.clone()).as_ref(), Ok(bitmap), "step {step}: from_words");
+        assert_eq!(Bitmap::from_word_slice(len, &words).as_ref(), Ok(bitmap), "step {step}: from_word_slice");
         assert_eq!(bitmap.clone().into_words(), words, "step {step}: into_words");
         let text = text_of(&self.model);
         assert_eq!(bitmap.to_string(), text, "step {step}: Display");
@@ -858,6 +860,24 @@ impl State {
             kernel.union_many(&mut dst[pad..], &refs);
             assert_eq!(dst[pad..], expected, "step {step}: {kernel} union_many of {} sources", sources.len());
             check_sentinels(&dst, pad, step, kernel, "union_many");
+        }
+    }
+
+    /// `Bitmap::first_wins_split` of `sources` into fresh outputs and into
+    /// reused ones (copies of the current bitmap, of whatever length and
+    /// bits): every output must be exactly its model, with a clear tail.
+    fn check_first_wins_split(&self, sources: &[Bitmap], models: &[Vec<bool>]) {
+        let step = self.step;
+        let refs: Vec<&Bitmap> = sources.iter().collect();
+        let mut outputs: Vec<Bitmap> =
+            (0..sources.len()).map(|i| if i % 2 == 0 { Bitmap::default() } else { self.bitmap.clone() }).collect();
+        Bitmap::first_wins_split(&refs, &mut outputs).expect("first_wins_split sources of equal length");
+        let mut claimed = vec![false; self.len()];
+        for (i, (output, bits)) in outputs.iter().zip(models).enumerate() {
+            let want: Vec<bool> = bits.iter().zip(&claimed).map(|(&bit, &taken)| bit && !taken).collect();
+            claimed.iter_mut().zip(bits).for_each(|(taken, &bit)| *taken |= bit);
+            assert_eq!(output.len(), want.len(), "step {step}: first_wins_split output {i} length");
+            assert_eq!(output.as_words(), words_of(&want), "step {step}: first_wins_split output {i}");
         }
     }
 
