@@ -4,14 +4,18 @@
 //!
 //! # Counting
 //!
-//! The words are cut into at most [`MAX_SUPER_BLOCKS`] *super-blocks*. In
-//! each, the fused kernels count the keys every set `T` of participants
-//! holds in common, `I(T) = popcount(AND of T's lookups)`: `popcount` for
-//! one participant, `and_popcount` for two, and for three or more an
+//! The words are cut into at most [`MAX_SUPER_BLOCKS`] *super-blocks*, and
+//! the keys of every class are counted in each; the per-super-block counts
+//! are kept (the *records*). Up to [`MAX_KERNEL_PARTICIPANTS`]
+//! participants, [`kernel::class_counts`] counts all classes of a
+//! super-block in one pass over its words (one Harley–Seal count per set
+//! of participants, so `2^P − 1` popcount streams: 7 for 3 adapters). Above,
+//! the fused kernels count the keys every set `T` of participants holds in
+//! common, `I(T) = popcount(AND of T's lookups)`: `popcount` for one
+//! participant, `and_popcount` for two, and for three or more an
 //! `and_popcount` against the product of the others, built a
-//! [`CHUNK_WORDS`]-word chunk at a time on the stack. The Möbius transform
+//! [`CHUNK_WORDS`]-word chunk at a time on the stack; the Möbius transform
 //! over supersets turns those into class counts (keys held by exactly `T`).
-//! The per-super-block counts are kept (the *records*).
 //!
 //! # Assigning
 //!
@@ -19,12 +23,15 @@
 //! order, each up to its quota. At any point every class has one current
 //! owner; the owners change only where a quota runs out, at most once per
 //! (class, participant) pair. The records say in which super-blocks that
-//! happens: every other super-block is routed with fixed owners in one
-//! branch-free pass (for up to [`MAX_KERNEL_PARTICIPANTS`] participants, each
-//! output word is its lookup word AND a multiplexer tree over the other
-//! lookups, whose leaves say which classes it owns); the super-blocks where
-//! an owner changes go word by word, counting each class's keys and
-//! splitting the word where the quota ends.
+//! happens. Up to [`MAX_KERNEL_PARTICIPANTS`] participants, every other
+//! super-block is routed with fixed owners in one pass of
+//! [`kernel::split_by_tables`] (each output word is its lookup word AND
+//! the entry of its table that the other lookups select; the tables say
+//! which classes it owns); in a super-block where an owner changes, runs
+//! of [`SCAN_WORDS`] words are counted for each changing class to find the
+//! words where its quotas end, the stretches between those words are
+//! routed with fixed owners, and only those words are split class by
+//! class. Above, every word is routed class by class.
 
 use bitmap_core::{Bitmap, WordsMut, kernel};
 
@@ -44,9 +51,11 @@ pub const MAX_DENSE_PARTICIPANTS: usize = 8;
 const MAX_KERNEL_PARTICIPANTS: usize = kernel::MAX_CLASS_INPUTS;
 
 /// The most super-blocks: the owners change in at most one super-block
-/// per (class, participant) pair, and those go word by word, so more, and
-/// smaller, super-blocks make that part smaller; fewer make the counting
-/// kernel calls longer. 32 keeps both small at 262,144 keys × 3.
+/// per (class, participant) pair, and those are scanned for the words
+/// where they do, so more, and smaller, super-blocks make that part
+/// smaller; fewer make fewer counting kernel calls (each folds `2^P − 1`
+/// Harley–Seal counts). From 4 to 16 they time the same at 262,144 keys ×
+/// 3; 32 is slower.
 const MAX_SUPER_BLOCKS: usize = 16;
 
 /// Records kept on the stack, in `u64`s: 16 KiB. With many participants
