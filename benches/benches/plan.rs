@@ -28,6 +28,10 @@
 //! - `plan_replicated`: every adapter holds every key (3 adapters).
 //! - `plan_kernel`: the plan's core, `Kernel::first_wins` on word slices,
 //!   for each kernel this CPU can run, and `copy`.
+//! - `balanced_kernel/class_counts`, `balanced_kernel/split_by_tables`: the
+//!   `balanced` policy's counting and routing passes, `Kernel::class_counts`
+//!   and `Kernel::split_by_tables` (with the first-wins tables), on 3
+//!   adapters' lookups, for each kernel this CPU can run.
 //!
 //! Every plan is checked against a word-level first-wins reference before
 //! it is timed (other registered policies against their own contract).
@@ -39,7 +43,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 
 use bitmap_core::Bitmap;
-use bitmap_core::kernel::Kernel;
+use bitmap_core::kernel::{Kernel, MAX_CLASS_INPUTS};
 use bitplan_benches::data::{Overlap, lookup_words};
 use bitplan_benches::harness::{bench_copy, bench_copy_fresh, bench_lazy};
 use bitplan_benches::peers::{fixedbitset_words, seed_literal_plan_fixedbitset, to_fixedbitset};
@@ -77,6 +81,7 @@ fn main() {
     bench_plan(&mut c, "plan", Overlap::Random60, &ADAPTERS);
     bench_plan(&mut c, "plan_replicated", Overlap::Replicated, &[REPLICATED_ADAPTERS]);
     bench_plan_kernel(&mut c);
+    bench_balanced_kernels(&mut c);
     c.final_summary();
 }
 
@@ -356,4 +361,97 @@ fn bench_plan_kernel(c: &mut Criterion) {
         }
     }
     group.finish();
+}
+
+/// Adapters of the `balanced_kernel` groups.
+const BALANCED_KERNEL_ADAPTERS: usize = 3;
+
+/// The split tables that make `split_by_tables` the first-wins split: each
+/// output keeps the keys no lower input has (entry `j` lists the others,
+/// the lower ones in its low bits).
+fn first_wins_tables(inputs: usize) -> [u8; MAX_CLASS_INPUTS] {
+    core::array::from_fn(|a| {
+        (0..1u32 << inputs.saturating_sub(1)).filter(|others| others & ((1 << a) - 1) == 0).fold(0, |t, j| t | 1 << j)
+    })
+}
+
+/// The class counts of `inputs`, word by word and class by class.
+fn reference_class_counts(inputs: &[Vec<u64>]) -> Vec<u64> {
+    let mut counts = vec![0u64; 1 << inputs.len()];
+    for word in 0..inputs[0].len() {
+        for (class, count) in counts.iter_mut().enumerate() {
+            let mask = inputs
+                .iter()
+                .enumerate()
+                .fold(u64::MAX, |mask, (p, input)| mask & if class >> p & 1 == 1 { input[word] } else { !input[word] });
+            *count += u64::from(mask.count_ones());
+        }
+    }
+    counts
+}
+
+/// `kernel.split_by_tables` of the lookups' words into reused outputs.
+fn split_into(kernel: Kernel, inputs: &[&[u64]], tables: &[u8], outputs: &mut [Vec<u64>]) {
+    let count = outputs.len();
+    let mut slices: [&mut [u64]; MAX_CLASS_INPUTS] = Default::default();
+    for (slot, output) in slices.iter_mut().zip(outputs.iter_mut()) {
+        *slot = output;
+    }
+    kernel.split_by_tables(inputs, tables, &mut slices[..count]);
+}
+
+fn bench_balanced_kernels(c: &mut Criterion) {
+    let adapters = BALANCED_KERNEL_ADAPTERS;
+    let tables = first_wins_tables(adapters);
+    let tables = &tables[..adapters];
+    for op in ["class_counts", "split_by_tables"] {
+        let group_name = format!("balanced_kernel/{op}");
+        let mut group = c.benchmark_group(&group_name);
+        for keys in KEYS {
+            let bytes = (adapters * keys / 8) as u64;
+            configure(&mut group, bytes);
+            group.throughput(Throughput::Bytes(bytes));
+            let value = format!("{keys}x{adapters}");
+            let words = OnceCell::new();
+            let words = || words.get_or_init(|| lookup_words(keys, adapters, Overlap::Random60));
+            let inputs = || words().iter().map(Vec::as_slice).collect::<Vec<&[u64]>>();
+            for k in Kernel::available() {
+                let id = format!("{group_name}/{}/{value}", k.name());
+                if op == "class_counts" {
+                    bench_lazy(
+                        &mut group,
+                        k.name(),
+                        &value,
+                        || {
+                            let inputs = inputs();
+                            let mut counts = [0u64; 1 << BALANCED_KERNEL_ADAPTERS];
+                            k.class_counts(&inputs, &mut counts);
+                            assert_eq!(counts[..], reference_class_counts(words())[..], "{id}");
+                            (inputs, counts)
+                        },
+                        |(inputs, counts)| k.class_counts(black_box(inputs), black_box(counts)),
+                    );
+                } else {
+                    bench_lazy(
+                        &mut group,
+                        k.name(),
+                        &value,
+                        || {
+                            let inputs = inputs();
+                            let mut outputs = vec![vec![0u64; keys / 64]; adapters];
+                            split_into(k, &inputs, tables, &mut outputs);
+                            for (adapter, (got, expected)) in
+                                outputs.iter().zip(&reference::first_wins(words())).enumerate()
+                            {
+                                assert_words_eq(&format!("{id} (adapter {adapter})"), got, expected);
+                            }
+                            (inputs, outputs)
+                        },
+                        |(inputs, outputs)| split_into(k, black_box(inputs), tables, black_box(outputs)),
+                    );
+                }
+            }
+        }
+        group.finish();
+    }
 }

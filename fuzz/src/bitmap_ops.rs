@@ -26,7 +26,7 @@ use core::ops::Bound;
 use std::iter;
 
 use arbitrary::Arbitrary;
-use bitmap_core::kernel::{self, Kernel};
+use bitmap_core::kernel::{self, Kernel, MAX_CLASS_INPUTS};
 use bitmap_core::{Bitmap, BitmapError};
 
 use crate::fill::{Fill, Length, text_of, words_of};
@@ -104,8 +104,14 @@ enum Op {
     UnionOf(Vec<Fill>),
     UnionManyInto(Vec<Fill>),
     FirstWins(Vec<Fill>),
+    /// `class_counts` and `split_by_tables` of the first
+    /// `MAX_CLASS_INPUTS` operands, with these tables (each cut to its
+    /// entries).
+    Classes(Vec<Fill>, [u8; MAX_CLASS_INPUTS]),
     // One bitmap.
-    Not { owned: bool },
+    Not {
+        owned: bool,
+    },
     Invert,
     Aggregates,
     Ones(Vec<bool>),
@@ -114,7 +120,11 @@ enum Op {
     RoundTrip,
     // Length and buffer changes.
     Push(bool),
-    Extend { count: u16, fill: Fill, by_ref: bool },
+    Extend {
+        count: u16,
+        fill: Fill,
+        by_ref: bool,
+    },
     Reset(Length),
     CopyFrom(Length, Fill),
     CloneFrom(Length, Fill),
@@ -338,6 +348,7 @@ impl Op {
             Op::UnionOf(_) => "union_of",
             Op::UnionManyInto(_) => "union_many_into",
             Op::FirstWins(_) => "first_wins",
+            Op::Classes(..) => "class_counts / split_by_tables",
             Op::Not { .. } => "!",
             Op::Invert => "invert",
             Op::Aggregates => "aggregates",
@@ -526,6 +537,14 @@ impl State {
                 let words: Vec<Vec<u64>> = models.iter().map(|bits| words_of(bits)).collect();
                 self.check_first_wins(&words);
                 self.check_first_wins_split(&sources, &models);
+            }
+            Op::Classes(fills, tables) => {
+                let (_, models) = self.operands(&fills[..fills.len().min(MAX_CLASS_INPUTS)]);
+                let words: Vec<Vec<u64>> = models.iter().map(|bits| words_of(bits)).collect();
+                let entries = 1u32 << words.len().saturating_sub(1);
+                let tables: Vec<u8> =
+                    tables[..words.len()].iter().map(|&t| (u32::from(t) & ((1 << entries) - 1)) as u8).collect();
+                self.check_classes(&words, &tables);
             }
             &Op::Not { owned } => {
                 let before = words_of(&self.model);
@@ -916,6 +935,61 @@ impl State {
                     "step {step}: {kernel} first_wins output {i} of {n} words"
                 );
                 check_sentinels(output, offset(i + 1), step, kernel, "first_wins");
+            }
+        }
+    }
+
+    /// The class counts and the table-driven split of `inputs` on every
+    /// kernel and through dispatch, against a bit-by-bit reference: each
+    /// bit's class is the set of inputs that have it.
+    fn check_classes(&self, inputs: &[Vec<u64>], tables: &[u8]) {
+        let step = self.step;
+        let n = self.bitmap.num_words();
+        let mut counts = vec![0u64; 1 << inputs.len()];
+        let mut split = vec![vec![0u64; n]; inputs.len()];
+        if !inputs.is_empty() {
+            for bit in 0..n * 64 {
+                let (w, mask) = (bit / 64, 1u64 << (bit % 64));
+                let class =
+                    inputs.iter().enumerate().filter(|(_, input)| input[w] & mask != 0).fold(0, |c, (p, _)| c | 1 << p);
+                counts[class] += 1;
+                for (a, output) in split.iter_mut().enumerate() {
+                    // The class among the others: input `a`'s bit taken out.
+                    let others = (class & ((1 << a) - 1)) | (class >> (a + 1)) << a;
+                    if class >> a & 1 == 1 && tables[a] >> others & 1 == 1 {
+                        output[w] |= mask;
+                    }
+                }
+            }
+        }
+        let pad = self.pad();
+        let offset = |i: usize| (pad + i) % 4;
+        let input_refs: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
+        let mut dispatched_counts = vec![u64::MAX; counts.len()];
+        kernel::class_counts(&input_refs, &mut dispatched_counts);
+        assert_eq!(dispatched_counts, counts, "step {step}: dispatched class_counts of {} inputs", inputs.len());
+        let mut dispatched: Vec<Vec<u64>> = vec![vec![SENTINEL; n]; inputs.len()];
+        let mut dispatched_refs: Vec<&mut [u64]> = dispatched.iter_mut().map(Vec::as_mut_slice).collect();
+        kernel::split_by_tables(&input_refs, tables, &mut dispatched_refs);
+        assert_eq!(dispatched, split, "step {step}: dispatched split_by_tables of {} inputs", inputs.len());
+        for &kernel in &self.kernels {
+            let placed_inputs: Vec<Vec<u64>> = inputs.iter().enumerate().map(|(i, s)| placed(s, offset(i))).collect();
+            let refs: Vec<&[u64]> = placed_inputs.iter().enumerate().map(|(i, s)| &s[offset(i)..]).collect();
+            let mut got = vec![u64::MAX; counts.len()];
+            kernel.class_counts(&refs, &mut got);
+            assert_eq!(got, counts, "step {step}: {kernel} class_counts of {} inputs, {n} words", inputs.len());
+            let mut outputs: Vec<Vec<u64>> =
+                (0..inputs.len()).map(|i| placed(&vec![SENTINEL; n], offset(i + 1))).collect();
+            let mut output_refs: Vec<&mut [u64]> =
+                outputs.iter_mut().enumerate().map(|(i, s)| &mut s[offset(i + 1)..]).collect();
+            kernel.split_by_tables(&refs, tables, &mut output_refs);
+            for (i, (output, want)) in outputs.iter().zip(&split).enumerate() {
+                assert_eq!(
+                    output[offset(i + 1)..],
+                    want[..],
+                    "step {step}: {kernel} split_by_tables output {i} of {n} words"
+                );
+                check_sentinels(output, offset(i + 1), step, kernel, "split_by_tables");
             }
         }
     }

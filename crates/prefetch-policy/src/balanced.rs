@@ -123,12 +123,14 @@ impl PrefetchPolicy for BalancedPolicy {
 /// *class* is the set of participants that hold it.
 ///
 /// 1. **Count** the keys of each class. Up to [`MAX_DENSE_PARTICIPANTS`]
-///    participants, every class has a slot and the counts come from fused
-///    kernel calls: for every set `T` of participants, the keys all of `T`
-///    hold (`popcount`, `and_popcount`, and for three or more an
+///    participants, every class has a slot, and the counts are kept per
+///    *super-block* (at most 16 runs of words). Up to 4 participants,
+///    [`kernel::class_counts`](bitmap_core::kernel::class_counts) counts
+///    every class of a super-block in one pass; above, fused kernel calls
+///    count, for every set `T` of participants, the keys all of `T` hold
+///    (`popcount`, `and_popcount`, and for three or more an
 ///    `and_popcount` against the product of the rest built in a small
 ///    stack buffer), turned into exact class counts by a Möbius transform.
-///    They are kept per *super-block* (at most 32 runs of words).
 /// 2. **Solve** the small problem over the classes: the least bound `T`
 ///    such that each participant `a` taking at most `⌊T·weight_a⌋` keys can
 ///    carry every class (a flow from classes to the participants holding
@@ -138,17 +140,20 @@ impl PrefetchPolicy for BalancedPolicy {
 ///    its participants in index order, each up to its quota. Owners change
 ///    at most once per (class, participant), and the super-block counts say
 ///    where: elsewhere a whole super-block is routed with fixed owners in
-///    one branch-free pass, each output word written once.
+///    one branch-free pass, each output word written once (up to 4
+///    participants by
+///    [`kernel::split_by_tables`](bitmap_core::kernel::split_by_tables)).
 ///
 /// # Cost
 ///
-/// With `P` participants and `W` words per bitmap: counting makes about
-/// `2^P` kernel calls per super-block (7 for 3 adapters), reading each
-/// lookup a few times; the solve works on `2^P` classes, independent of
-/// `W`; assigning is one pass, `O(P·2^P)` word operations per word (a
-/// multiplexer tree per output, up to 4 participants; class by class above).
-/// At 262,144 keys × 3 adapters that is a small multiple of the `default`
-/// plan (see `docs/PERFORMANCE.md`).
+/// With `P` participants and `W` words per bitmap: counting reads each
+/// lookup once, and costs about `2^P − 1` popcounts of `W` words (7 for 3
+/// adapters: one Harley–Seal count per set of participants); the solve
+/// works on `2^P` classes, independent of `W`; assigning is one pass like
+/// the `default` plan's, `O(P·2^(P−1))` word operations per word (a
+/// multiplexer per output, up to 4 participants; class by class above).
+/// At 262,144 keys × 3 adapters that is about 3× the `default` plan on an
+/// AVX2 machine, most of it the counting (see `docs/PERFORMANCE.md`).
 ///
 /// Above [`MAX_DENSE_PARTICIPANTS`] participants, a slower engine handles
 /// any number: it finds each key's class by its holder set in an ordered
@@ -223,14 +228,14 @@ fn plan_participants<'l>(
     let num_keys = plan.num_keys();
     match participants {
         0 => {}
-        1 => dense::plan::<1, 2, 1>(num_keys, indices, inputs, weights, plan),
-        2 => dense::plan::<2, 4, 1>(num_keys, indices, inputs, weights, plan),
-        3 => dense::plan::<3, 8, 1>(num_keys, indices, inputs, weights, plan),
-        4 => dense::plan::<4, 16, 2>(num_keys, indices, inputs, weights, plan),
-        5 => dense::plan::<5, 32, 3>(num_keys, indices, inputs, weights, plan),
-        6 => dense::plan::<6, 64, 4>(num_keys, indices, inputs, weights, plan),
-        7 => dense::plan::<7, 128, 5>(num_keys, indices, inputs, weights, plan),
-        8 => dense::plan::<8, 256, 6>(num_keys, indices, inputs, weights, plan),
+        1 => dense::plan::<1, 2, 0, 16>(num_keys, indices, inputs, weights, plan),
+        2 => dense::plan::<2, 4, 0, 16>(num_keys, indices, inputs, weights, plan),
+        3 => dense::plan::<3, 8, 0, 16>(num_keys, indices, inputs, weights, plan),
+        4 => dense::plan::<4, 16, 0, 16>(num_keys, indices, inputs, weights, plan),
+        5 => dense::plan::<5, 32, 3, 16>(num_keys, indices, inputs, weights, plan),
+        6 => dense::plan::<6, 64, 4, 16>(num_keys, indices, inputs, weights, plan),
+        7 => dense::plan::<7, 128, 5, 16>(num_keys, indices, inputs, weights, plan),
+        8 => dense::plan::<8, 256, 6, 8>(num_keys, indices, inputs, weights, plan),
         _ => general::plan(num_keys, indices, inputs, weights, plan),
     }
     plan.remove_empty();

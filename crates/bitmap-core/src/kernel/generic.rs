@@ -15,6 +15,7 @@
 use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 
+use super::classes::{exact_from_common, split_word};
 use super::vector::Vector;
 
 /// A lane-wise binary operation, as vectors and as single words.
@@ -167,12 +168,84 @@ unsafe fn carry_save<V: Vector>(a: V, b: V, c: V) -> (V, V) {
     }
 }
 
-/// Counts the set bits of the first `n` words of `src`.
-///
-/// Harley–Seal over 16 vectors at a time (Muła, Kurz and Lemire, "Faster
-/// population counts using AVX2 instructions"): a tree of carry-save adders
-/// folds 16 vectors into one "sixteens" vector, so the comparatively costly
-/// per-lane popcount runs once per 16 vectors instead of once per vector.
+/// A Harley–Seal population count in progress (Muła, Kurz and Lemire,
+/// "Faster population counts using AVX2 instructions"): a tree of
+/// carry-save adders folds 16 vectors into one "sixteens" vector, so the
+/// comparatively costly per-lane popcount runs once per 16 vectors instead
+/// of once per vector. The partial sums live in five vectors, which is what
+/// lets [`class_counts`] keep one of these per class on the stack.
+#[derive(Clone, Copy)]
+struct HarleySeal<V> {
+    /// Per-lane counts of the folded sixteens.
+    sixteens: V,
+    ones: V,
+    twos: V,
+    fours: V,
+    eights: V,
+}
+
+impl<V: Vector> HarleySeal<V> {
+    /// Nothing counted yet.
+    ///
+    /// # Safety
+    /// The CPU supports `V`'s feature.
+    #[inline(always)]
+    unsafe fn new() -> Self {
+        // SAFETY: the caller guarantees V's feature.
+        let zero = unsafe { V::zero() };
+        HarleySeal { sixteens: zero, ones: zero, twos: zero, fours: zero, eights: zero }
+    }
+
+    /// Adds the set bits of the 16 vectors `vector(0)`, …, `vector(15)`.
+    ///
+    /// # Safety
+    /// The CPU supports `V`'s feature.
+    #[inline(always)]
+    unsafe fn add16(&mut self, vector: impl Fn(usize) -> V) {
+        // SAFETY: the caller guarantees V's feature.
+        unsafe {
+            let HarleySeal { ones, twos, fours, eights, .. } = *self;
+            let (twos_a, o) = carry_save(ones, vector(0), vector(1));
+            let (twos_b, o) = carry_save(o, vector(2), vector(3));
+            let (fours_a, t) = carry_save(twos, twos_a, twos_b);
+            let (twos_a, o) = carry_save(o, vector(4), vector(5));
+            let (twos_b, o) = carry_save(o, vector(6), vector(7));
+            let (fours_b, t) = carry_save(t, twos_a, twos_b);
+            let (eights_a, f) = carry_save(fours, fours_a, fours_b);
+            let (twos_a, o) = carry_save(o, vector(8), vector(9));
+            let (twos_b, o) = carry_save(o, vector(10), vector(11));
+            let (fours_a, t) = carry_save(t, twos_a, twos_b);
+            let (twos_a, o) = carry_save(o, vector(12), vector(13));
+            let (twos_b, o) = carry_save(o, vector(14), vector(15));
+            let (fours_b, t) = carry_save(t, twos_a, twos_b);
+            let (eights_b, f) = carry_save(f, fours_a, fours_b);
+            let (sixteens, e) = carry_save(eights, eights_a, eights_b);
+            self.sixteens = self.sixteens.add_lanes(sixteens.popcount_lanes());
+            (self.ones, self.twos, self.fours, self.eights) = (o, t, f, e);
+        }
+    }
+
+    /// The number of set bits added.
+    ///
+    /// # Safety
+    /// The CPU supports `V`'s feature.
+    #[inline(always)]
+    unsafe fn count(self) -> u64 {
+        // SAFETY: the caller guarantees V's feature.
+        // 16·sixteens + 8·eights + … by Horner's rule in the lanes, so
+        // that one horizontal sum does: a class count folds 15 of these.
+        unsafe {
+            let mut lanes = self.sixteens;
+            for partial in [self.eights, self.fours, self.twos, self.ones] {
+                lanes = lanes.add_lanes(lanes).add_lanes(partial.popcount_lanes());
+            }
+            lanes.sum_lanes()
+        }
+    }
+}
+
+/// Counts the set bits of the first `n` words of `src`: [`HarleySeal`] over
+/// blocks of 16 vectors, then single vectors, then words.
 ///
 /// # Safety
 /// `src` is valid for `n` words; the CPU supports `V`'s feature.
@@ -183,26 +256,10 @@ pub(crate) unsafe fn popcount<V: Vector, S: Source>(src: S, n: usize) -> u64 {
     // SAFETY: every index passed to `src` is checked against
     // `n` by the loop conditions; the caller guarantees V's feature.
     unsafe {
-        let mut total = V::zero();
-        let (mut ones, mut twos, mut fours, mut eights) = (V::zero(), V::zero(), V::zero(), V::zero());
+        let mut blocks = HarleySeal::<V>::new();
         while i + 16 * w <= n {
-            let (twos_a, o) = carry_save(ones, src.vector::<V>(i), src.vector::<V>(i + w));
-            let (twos_b, o) = carry_save(o, src.vector::<V>(i + 2 * w), src.vector::<V>(i + 3 * w));
-            let (fours_a, t) = carry_save(twos, twos_a, twos_b);
-            let (twos_a, o) = carry_save(o, src.vector::<V>(i + 4 * w), src.vector::<V>(i + 5 * w));
-            let (twos_b, o) = carry_save(o, src.vector::<V>(i + 6 * w), src.vector::<V>(i + 7 * w));
-            let (fours_b, t) = carry_save(t, twos_a, twos_b);
-            let (eights_a, f) = carry_save(fours, fours_a, fours_b);
-            let (twos_a, o) = carry_save(o, src.vector::<V>(i + 8 * w), src.vector::<V>(i + 9 * w));
-            let (twos_b, o) = carry_save(o, src.vector::<V>(i + 10 * w), src.vector::<V>(i + 11 * w));
-            let (fours_a, t) = carry_save(t, twos_a, twos_b);
-            let (twos_a, o) = carry_save(o, src.vector::<V>(i + 12 * w), src.vector::<V>(i + 13 * w));
-            let (twos_b, o) = carry_save(o, src.vector::<V>(i + 14 * w), src.vector::<V>(i + 15 * w));
-            let (fours_b, t) = carry_save(t, twos_a, twos_b);
-            let (eights_b, f) = carry_save(f, fours_a, fours_b);
-            let (sixteens, e) = carry_save(eights, eights_a, eights_b);
-            total = total.add_lanes(sixteens.popcount_lanes());
-            (ones, twos, fours, eights) = (o, t, f, e);
+            // `i + 16 * w <= n`: every vector is within `src`.
+            blocks.add16(|k| src.vector::<V>(i + k * w));
             i += 16 * w;
         }
         let mut rest = V::zero();
@@ -214,11 +271,7 @@ pub(crate) unsafe fn popcount<V: Vector, S: Source>(src: S, n: usize) -> u64 {
         // Short inputs never entered the Harley–Seal loop: skip folding its
         // five (zero) accumulators, which would cost more than the count.
         if n >= 16 * w {
-            count += 16 * total.sum_lanes()
-                + 8 * eights.popcount_lanes().sum_lanes()
-                + 4 * fours.popcount_lanes().sum_lanes()
-                + 2 * twos.popcount_lanes().sum_lanes()
-                + ones.popcount_lanes().sum_lanes();
+            count += blocks.count();
         }
         while i < n {
             count += u64::from(src.word(i).count_ones());
@@ -420,6 +473,235 @@ pub(crate) unsafe fn first_wins<V: Vector>(inputs: &[&[u64]], outputs: &mut [&mu
                 claimed |= x;
             }
             i += 1;
+        }
+    }
+}
+
+/// Calls `$call` with `$set` bound to each non-empty set of `$p` inputs, as
+/// a constant: the set is a const generic argument, so each call unrolls
+/// into straight-line code for that set.
+macro_rules! for_each_set {
+    ($p:ident, $set:ident => $call:expr) => {
+        for_each_set!(@ $p, $set => $call; 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@ $p:ident, $set:ident => $call:expr; $($s:literal)*) => {
+        $(
+            if $s < 1 << $p {
+                const $set: usize = $s;
+                $call;
+            }
+        )*
+    };
+}
+
+/// The AND of the inputs in `SET` (non-empty) at word `i`, as a vector.
+///
+/// # Safety
+/// Each input of `SET` holds at least `i + V::WORDS` words; the CPU
+/// supports `V`'s feature.
+#[inline(always)]
+unsafe fn intersection<V: Vector, const P: usize, const SET: usize>(src: &[*const u64; P], i: usize) -> V {
+    let first = SET.trailing_zeros() as usize;
+    // SAFETY: the caller keeps `i + V::WORDS` within every input of `SET`.
+    unsafe {
+        let mut acc = V::load(src[first].add(i));
+        for (p, input) in src.iter().enumerate().skip(first + 1) {
+            if SET >> p & 1 == 1 {
+                acc = acc.and(V::load(input.add(i)));
+            }
+        }
+        acc
+    }
+}
+
+/// The class counts of `P` inputs (see [`super::class_counts`]): `counts[c]`
+/// is the number of bit positions whose set of inputs holding them is
+/// exactly `c`, over the common length of the inputs.
+///
+/// One pass over the words, 16 vectors at a time: for each non-empty set
+/// `T` of inputs, the AND of `T`'s vectors (re-read from L1 per set, which
+/// is cheaper than keeping `2^P − 1` products in registers) goes into
+/// `T`'s own [`HarleySeal`] count; the Möbius transform then turns these
+/// intersection counts into class counts. That is `2^P − 1` Harley–Seal
+/// streams, each as cheap as one `popcount`, over data read from memory
+/// once.
+///
+/// # Safety
+/// `inputs.len()` is `P`; the CPU supports `V`'s feature.
+#[inline(always)]
+unsafe fn class_counts_of<V: Vector, const P: usize>(inputs: &[&[u64]], counts: &mut [u64]) {
+    let n = common_len(usize::MAX, inputs.iter().map(|s| s.len()));
+    let mut src = [core::ptr::null::<u64>(); P];
+    for (src, input) in src.iter_mut().zip(inputs) {
+        *src = input.as_ptr();
+    }
+    let w = V::WORDS;
+    let mut common = [0u64; 16];
+    let mut i = 0;
+    // SAFETY: every input holds at least `n` words and indices are checked
+    // against `n` by the loop conditions; the caller guarantees V's feature.
+    unsafe {
+        if n >= 16 * w {
+            let mut blocks = [HarleySeal::<V>::new(); 16];
+            while i + 16 * w <= n {
+                for_each_set!(P, SET => blocks[SET].add16(|k| intersection::<V, P, SET>(&src, i + k * w)));
+                i += 16 * w;
+            }
+            for (count, block) in common.iter_mut().zip(&blocks).skip(1).take((1 << P) - 1) {
+                *count = block.count();
+            }
+        }
+        while i < n {
+            let mut held = [0u64; P];
+            for (word, src) in held.iter_mut().zip(&src) {
+                *word = *src.add(i);
+            }
+            for (set, count) in common.iter_mut().enumerate().skip(1).take((1 << P) - 1) {
+                let all =
+                    held.iter().enumerate().filter(|&(p, _)| set >> p & 1 == 1).fold(u64::MAX, |acc, (_, &x)| acc & x);
+                *count += u64::from(all.count_ones());
+            }
+            i += 1;
+        }
+    }
+    common[0] = 64 * n as u64;
+    exact_from_common(&mut common[..1 << P]);
+    for (count, &exact) in counts.iter_mut().zip(&common[..1 << P]) {
+        *count = exact;
+    }
+}
+
+/// The class counts of up to [`MAX_CLASS_INPUTS`](super::MAX_CLASS_INPUTS) inputs into `counts` (see
+/// [`super::class_counts`]); more inputs leave `counts` alone, and no
+/// inputs count no positions.
+///
+/// # Safety
+/// The CPU supports `V`'s feature.
+#[inline(always)]
+pub(crate) unsafe fn class_counts<V: Vector>(inputs: &[&[u64]], counts: &mut [u64]) {
+    // SAFETY: each arm passes exactly `P` inputs; the caller guarantees
+    // V's feature.
+    unsafe {
+        match inputs.len() {
+            0 => counts.fill(0),
+            1 => class_counts_of::<V, 1>(inputs, counts),
+            2 => class_counts_of::<V, 2>(inputs, counts),
+            3 => class_counts_of::<V, 3>(inputs, counts),
+            4 => class_counts_of::<V, 4>(inputs, counts),
+            _ => {}
+        }
+    }
+}
+
+/// The entry of a multiplexer tree that the `K` selector vectors choose,
+/// bit by bit: `entries[j]` where the `k`-th selector's bit is bit `k` of
+/// `j`. (With constant entries the first level's `low ^ high` is
+/// loop-invariant, so it costs two operations per node.)
+///
+/// # Safety
+/// The CPU supports `V`'s feature.
+#[inline(always)]
+unsafe fn multiplex<V: Vector, const K: usize>(selectors: [V; K], entries: &[V; 8]) -> V {
+    let mut level = *entries;
+    let mut width = 1 << K;
+    // SAFETY: the caller guarantees V's feature.
+    unsafe {
+        for bits in selectors {
+            width /= 2;
+            for entry in 0..width {
+                let (low, high) = (level[2 * entry], level[2 * entry + 1]);
+                level[entry] = low.xor(bits.and(low.xor(high)));
+            }
+        }
+    }
+    level[0]
+}
+
+/// The table-driven split of `P = K + 1` inputs (see
+/// [`super::split_by_tables`]) in one pass: each input vector is read
+/// once and each output vector written once.
+///
+/// # Safety
+/// `inputs`, `tables` and `outputs` have at least `P` entries; the CPU
+/// supports `V`'s feature.
+#[inline(always)]
+unsafe fn split_by_tables_of<V: Vector, const P: usize, const K: usize>(
+    inputs: &[&[u64]],
+    tables: &[u8],
+    outputs: &mut [&mut [u64]],
+) {
+    debug_assert_eq!(K + 1, P);
+    let n = common_len(usize::MAX, inputs[..P].iter().map(|s| s.len()).chain(outputs[..P].iter().map(|s| s.len())));
+    let mut src = [core::ptr::null::<u64>(); P];
+    let mut dst = [core::ptr::null_mut::<u64>(); P];
+    let mut own_tables = [0u8; P];
+    for a in 0..P {
+        (src[a], dst[a], own_tables[a]) = (inputs[a].as_ptr(), outputs[a].as_mut_ptr(), tables[a]);
+    }
+    let tables = own_tables;
+    let w = V::WORDS;
+    let mut i = 0;
+    // SAFETY: every input and output holds at least `n` words and indices
+    // are checked against `n` by the loop conditions; the outputs are
+    // distinct `&mut` slices, so no store hits an input or another output;
+    // the caller guarantees V's feature.
+    //
+    // (Plain loops rather than `array::from_fn`: its closures are not
+    // compiled with this function's target features, so intrinsics called
+    // in them are not inlined.)
+    unsafe {
+        let mut entries = [[V::zero(); 8]; P];
+        for (entries, &table) in entries.iter_mut().zip(&tables) {
+            for (entry, vector) in entries.iter_mut().enumerate() {
+                if table >> entry & 1 == 1 {
+                    *vector = V::splat(u64::MAX);
+                }
+            }
+        }
+        while i + w <= n {
+            let mut held = [V::zero(); P];
+            for p in 0..P {
+                held[p] = V::load(src[p].add(i));
+            }
+            for a in 0..P {
+                let mut others = [V::zero(); K];
+                for (k, other) in others.iter_mut().enumerate() {
+                    *other = held[k + usize::from(k >= a)];
+                }
+                held[a].and(multiplex::<V, K>(others, &entries[a])).store(dst[a].add(i));
+            }
+            i += w;
+        }
+        while i < n {
+            let mut held = [0u64; P];
+            for (word, src) in held.iter_mut().zip(&src) {
+                *word = *src.add(i);
+            }
+            for (a, &table) in tables.iter().enumerate() {
+                *dst[a].add(i) = split_word(&held, a, table);
+            }
+            i += 1;
+        }
+    }
+}
+
+/// The table-driven split of up to [`MAX_CLASS_INPUTS`](super::MAX_CLASS_INPUTS) inputs (see
+/// [`super::split_by_tables`]); more, or mismatched lists, write nothing
+/// past the shortest list.
+///
+/// # Safety
+/// The CPU supports `V`'s feature.
+#[inline(always)]
+pub(crate) unsafe fn split_by_tables<V: Vector>(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [u64]]) {
+    // SAFETY: each arm runs with `P` at most the length of every list; the
+    // caller guarantees V's feature.
+    unsafe {
+        match inputs.len().min(tables.len()).min(outputs.len()) {
+            1 => split_by_tables_of::<V, 1, 0>(inputs, tables, outputs),
+            2 => split_by_tables_of::<V, 2, 1>(inputs, tables, outputs),
+            3 => split_by_tables_of::<V, 3, 2>(inputs, tables, outputs),
+            4 => split_by_tables_of::<V, 4, 3>(inputs, tables, outputs),
+            _ => {}
         }
     }
 }

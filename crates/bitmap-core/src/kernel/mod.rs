@@ -54,6 +54,7 @@ use std::sync::OnceLock;
 
 use crate::storage::Words;
 
+mod classes;
 mod generic;
 pub(crate) mod portable;
 pub(crate) mod scalar;
@@ -67,6 +68,9 @@ mod x86_64;
 
 #[cfg(test)]
 mod tests;
+
+pub use classes::MAX_CLASS_INPUTS;
+use classes::{check_class_counts, check_split_by_tables};
 
 /// The environment variable that forces a kernel.
 pub const KERNEL_ENV_VAR: &str = "BITMAP_CORE_KERNEL";
@@ -584,6 +588,59 @@ kernel_ops! {
     /// ```
     fn first_wins_uninit(inputs: &[&[u64]], outputs: &mut [&mut [MaybeUninit<u64>]]);
     check: { check_first_wins(inputs, outputs) };
+    words: inputs.len() * inputs.first().map_or(0, |s| s.len());
+
+    /// The class counts of up to [`MAX_CLASS_INPUTS`] inputs, in one pass:
+    /// `counts[c]` becomes the number of bit positions whose *class* (the
+    /// set of inputs with that bit set, bit `p` for input `p`) is exactly
+    /// `c`. `counts[0]` counts the positions no input has, so the counts
+    /// add up to 64 × the words per input.
+    ///
+    /// Panics unless there are at most [`MAX_CLASS_INPUTS`] inputs, all of
+    /// one length, and `2^inputs` counts.
+    ///
+    /// ```
+    /// use bitmap_core::kernel;
+    ///
+    /// let a = [0b0011_u64, u64::MAX];
+    /// let b = [0b0101_u64, 0];
+    /// let mut counts = [0; 4];
+    /// kernel::class_counts(&[&a, &b], &mut counts);
+    /// // neither, only `a`, only `b`, both:
+    /// assert_eq!(counts, [61, 1 + 64, 1, 1]);
+    /// ```
+    fn class_counts(inputs: &[&[u64]], counts: &mut [u64]);
+    check: { check_class_counts(inputs, counts) };
+    words: inputs.first().map_or(0, |s| s.len());
+
+    /// The table-driven split of up to [`MAX_CLASS_INPUTS`] inputs, in one
+    /// pass: output `a` keeps the bits of input `a` whose class among the
+    /// *other* inputs has its entry set in `tables[a]`. Entry `j` (bit `j`
+    /// of the table) is for the bits that, of the other inputs in index
+    /// order, exactly those whose bits are set in `j` also have. Each
+    /// output word is written once.
+    ///
+    /// With one table per class owner this hands every class of bits to
+    /// one output (as `first_wins` hands each to the first input that has
+    /// it), but any tables are allowed: outputs may overlap.
+    ///
+    /// Panics unless there are at most [`MAX_CLASS_INPUTS`] inputs, as many
+    /// tables and outputs, all of one length, and no table has bits past
+    /// its `2^(inputs − 1)` entries.
+    ///
+    /// ```
+    /// use bitmap_core::kernel;
+    ///
+    /// let a = [0b0011_u64];
+    /// let b = [0b0101_u64];
+    /// let (mut to_a, mut to_b) = ([0; 1], [0; 1]);
+    /// // `a` keeps its bits whatever `b` has (entries 0 and 1); `b` keeps
+    /// // only those `a` lacks (entry 0).
+    /// kernel::split_by_tables(&[&a, &b], &[0b11, 0b01], &mut [&mut to_a, &mut to_b]);
+    /// assert_eq!((to_a, to_b), ([0b0011], [0b0100]));
+    /// ```
+    fn split_by_tables(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [u64]]);
+    check: { check_split_by_tables(inputs, tables, outputs) };
     words: inputs.len() * inputs.first().map_or(0, |s| s.len());
 
     /// The index of the first non-zero word.

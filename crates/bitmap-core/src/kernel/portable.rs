@@ -18,6 +18,10 @@ impl Vector for u64x4 {
         u64x4::ZERO
     }
     #[inline(always)]
+    unsafe fn splat(word: u64) -> Self {
+        u64x4::splat(word)
+    }
+    #[inline(always)]
     unsafe fn load(ptr: *const u64) -> Self {
         // SAFETY: the caller guarantees 4 readable words at `ptr`;
         // `read_unaligned` needs no alignment.

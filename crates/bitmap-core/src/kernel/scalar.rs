@@ -10,6 +10,7 @@
 use core::mem::MaybeUninit;
 
 use super::KernelFns;
+use super::classes::{MAX_CLASS_INPUTS, split_word};
 
 /// The scalar kernel's function table.
 pub(crate) static FNS: KernelFns = KernelFns {
@@ -25,6 +26,8 @@ pub(crate) static FNS: KernelFns = KernelFns {
     not_assign,
     union_many,
     first_wins_uninit,
+    class_counts,
+    split_by_tables,
     position_nonzero,
     position_not_all_ones,
 };
@@ -110,6 +113,45 @@ pub(crate) fn first_wins_uninit(inputs: &[&[u64]], outputs: &mut [&mut [MaybeUni
         for (input, output) in inputs.iter().zip(outputs.iter_mut()) {
             output[i].write(input[i] & !claimed);
             claimed |= input[i];
+        }
+    }
+}
+
+/// Word by word, class by class: each word's positions of every class (the
+/// inputs' bits and complements ANDed), counted. Independent of the SIMD
+/// kernels' intersection counts and Möbius transform.
+#[inline]
+pub(crate) fn class_counts(inputs: &[&[u64]], counts: &mut [u64]) {
+    let p = inputs.len();
+    if p > MAX_CLASS_INPUTS {
+        return;
+    }
+    let n = inputs.iter().map(|s| s.len()).min().unwrap_or(0);
+    counts.fill(0);
+    for i in 0..n {
+        for (class, count) in counts.iter_mut().enumerate().take(1 << p) {
+            let mask = inputs.iter().enumerate().fold(u64::MAX, |mask, (input, words)| {
+                mask & if class >> input & 1 == 1 { words[i] } else { !words[i] }
+            });
+            *count += u64::from(mask.count_ones());
+        }
+    }
+}
+
+#[inline]
+pub(crate) fn split_by_tables(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [u64]]) {
+    let m = inputs.len().min(tables.len()).min(outputs.len());
+    if m == 0 || m > MAX_CLASS_INPUTS {
+        return;
+    }
+    let n = inputs[..m].iter().map(|s| s.len()).chain(outputs[..m].iter().map(|s| s.len())).min().unwrap_or(0);
+    let mut held = [0u64; MAX_CLASS_INPUTS];
+    for i in 0..n {
+        for (word, input) in held.iter_mut().zip(&inputs[..m]) {
+            *word = input[i];
+        }
+        for (a, output) in outputs[..m].iter_mut().enumerate() {
+            output[i] = split_word(&held[..m], a, tables[a]);
         }
     }
 }

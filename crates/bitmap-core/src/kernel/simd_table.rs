@@ -28,6 +28,8 @@ macro_rules! simd_kernel_table {
             not_assign,
             union_many,
             first_wins_uninit,
+            class_counts,
+            split_by_tables,
             position_nonzero,
             position_not_all_ones,
         };
@@ -104,6 +106,18 @@ macro_rules! simd_kernel_table {
         unsafe fn first_wins_uninit(inputs: &[&[u64]], outputs: &mut [&mut [MaybeUninit<u64>]]) {
             // SAFETY: the caller guarantees the CPU features.
             unsafe { generic::first_wins::<$vector>(inputs, outputs) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn class_counts(inputs: &[&[u64]], counts: &mut [u64]) {
+            // SAFETY: the caller guarantees the CPU features.
+            unsafe { generic::class_counts::<$vector>(inputs, counts) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn split_by_tables(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [u64]]) {
+            // SAFETY: the caller guarantees the CPU features.
+            unsafe { generic::split_by_tables::<$vector>(inputs, tables, outputs) }
         }
 
         $(#[target_feature(enable = $feature)])?

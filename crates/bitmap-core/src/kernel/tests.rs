@@ -191,6 +191,8 @@ fn kernels_never_write_past_the_slice() {
             assert!(o0[n..].iter().chain(&o1[n..]).all(|&w| w == 0), "{kernel} first_wins n={n}");
             kernel.union_many(&mut buf[..n], &[&src[..n]]);
             assert!(buf[n..].iter().all(|&w| w == 0), "{kernel} union_many n={n}");
+            kernel.split_by_tables(&[&src[..n], &src[..n]], &[1, 3], &mut [&mut o0[..n], &mut o1[..n]]);
+            assert!(o0[n..].iter().chain(&o1[n..]).all(|&w| w == 0), "{kernel} split_by_tables n={n}");
         }
     }
 }
@@ -275,6 +277,125 @@ fn first_wins_uninit_writes_every_word() {
     }
 }
 
+/// The class of every bit position, bit by bit: the set of inputs that
+/// have it.
+fn naive_classes(inputs: &[Vec<u64>], n: usize) -> Vec<usize> {
+    (0..n * 64)
+        .map(|bit| {
+            inputs
+                .iter()
+                .enumerate()
+                .filter(|(_, input)| input[bit / 64] >> (bit % 64) & 1 == 1)
+                .fold(0, |c, (p, _)| c | 1 << p)
+        })
+        .collect()
+}
+
+/// The input counts of the class operations to test: all of them, or under
+/// Miri (where the bit-by-bit reference is most of the cost) none, one,
+/// three and the most.
+fn class_input_counts() -> Vec<usize> {
+    if cfg!(miri) { vec![0, 1, 3, MAX_CLASS_INPUTS] } else { (0..=MAX_CLASS_INPUTS).collect() }
+}
+
+/// `count` inputs of `n` words for the class operations, each of its own
+/// density (which of them, varies with `n`).
+fn class_inputs(rng: &mut XorShift, count: usize, n: usize) -> Vec<Vec<u64>> {
+    (0..count).map(|p| rng.words(n, (p * 3 + n) as u32 % 5)).collect()
+}
+
+#[test]
+fn class_counts_match_reference() {
+    let mut rng = XorShift(0x6A09_E667_F3BC_C908);
+    for n in lengths() {
+        for count in class_input_counts() {
+            for &offset in OFFSETS {
+                let inputs = class_inputs(&mut rng, count, n);
+                let placed: Vec<Vec<u64>> =
+                    inputs.iter().enumerate().map(|(p, w)| placed(w, (offset + p) % 4)).collect();
+                let views: Vec<&[u64]> = placed.iter().enumerate().map(|(p, buf)| &buf[(offset + p) % 4..]).collect();
+                let mut expected = vec![0u64; 1 << count];
+                if count > 0 {
+                    for class in naive_classes(&inputs, n) {
+                        expected[class] += 1;
+                    }
+                }
+                for kernel in Kernel::available() {
+                    // Dirty counts: the kernel must overwrite every one.
+                    let mut counts = vec![u64::MAX; 1 << count];
+                    kernel.class_counts(&views, &mut counts);
+                    assert_eq!(counts, expected, "{kernel} {count} inputs n={n} offset={offset}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn split_by_tables_matches_reference() {
+    let mut rng = XorShift(0xBB67_AE85_84CA_A73B);
+    let lengths: Vec<usize> = lengths().into_iter().filter(|&n| n <= 300).collect();
+    for &n in &lengths {
+        for count in class_input_counts().into_iter().filter(|&count| count > 0) {
+            let inputs = class_inputs(&mut rng, count, n);
+            let views: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
+            let classes = naive_classes(&inputs, n);
+            let entries = 1 << (count - 1);
+            // Random tables, plus all-clear and all-set ones.
+            let tables: Vec<u8> = (0..count)
+                .map(|a| match (n + a) % 5 {
+                    0 => 0,
+                    1 => ((1u32 << entries) - 1) as u8,
+                    _ => (rng.next() as u32 & ((1u32 << entries) - 1)) as u8,
+                })
+                .collect();
+            let mut expected = vec![vec![0u64; n]; count];
+            for (bit, &class) in classes.iter().enumerate() {
+                for (a, output) in expected.iter_mut().enumerate() {
+                    // The class among the others: drop input `a`'s bit.
+                    let others = (class & ((1 << a) - 1)) | (class >> (a + 1)) << a;
+                    if class >> a & 1 == 1 && tables[a] >> others & 1 == 1 {
+                        output[bit / 64] |= 1 << (bit % 64);
+                    }
+                }
+            }
+            for kernel in Kernel::available() {
+                let mut outputs: Vec<Vec<u64>> = (0..count).map(|_| placed(&rng.words(n, 4), 1)).collect();
+                let mut output_views: Vec<&mut [u64]> = outputs.iter_mut().map(|o| &mut o[1..]).collect();
+                kernel.split_by_tables(&views, &tables, &mut output_views);
+                for (a, (output, expected)) in outputs.iter().zip(&expected).enumerate() {
+                    assert_eq!(&output[1..], &expected[..], "{kernel} output {a} of {count}, tables {tables:?} n={n}");
+                    assert_eq!(output[0], 0xDEAD_BEEF, "{kernel} wrote before the slice");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "class_counts takes at most 4 inputs, not 5")]
+fn class_counts_takes_at_most_four_inputs() {
+    Kernel::scalar().class_counts(&[&[0u64][..]; 5], &mut [0; 32]);
+}
+
+#[test]
+#[should_panic(expected = "class_counts of 2 inputs needs 4 counts, not 3")]
+fn class_counts_needs_a_count_per_class() {
+    class_counts(&[&[0], &[0]], &mut [0; 3]);
+}
+
+#[test]
+#[should_panic(expected = "split_by_tables has 2 inputs, 1 tables and 2 outputs")]
+fn split_by_tables_needs_a_table_per_input() {
+    split_by_tables(&[&[0], &[0]], &[0], &mut [&mut [0], &mut [0]]);
+}
+
+#[test]
+#[should_panic(expected = "split_by_tables table 1 (0b00000100) has bits past its 2 entries")]
+fn split_by_tables_rejects_entries_past_the_others() {
+    split_by_tables(&[&[0], &[0]], &[0b11, 0b100], &mut [&mut [0], &mut [0]]);
+}
+
 #[test]
 fn positions_match_reference() {
     for kernel in Kernel::available() {
@@ -320,6 +441,14 @@ fn dispatched_functions_agree_with_the_scalar_kernel() {
         let (mut o1, mut o2, mut p1, mut p2) = (vec![0; n], vec![0; n], vec![0; n], vec![0; n]);
         first_wins(&[&a, &b], &mut [&mut o1, &mut o2]);
         scalar.first_wins(&[&a, &b], &mut [&mut p1, &mut p2]);
+        assert_eq!((o1, o2), (p1, p2));
+        let (mut c1, mut c2) = ([0; 4], [0; 4]);
+        class_counts(&[&a, &b], &mut c1);
+        scalar.class_counts(&[&a, &b], &mut c2);
+        assert_eq!(c1, c2);
+        let (mut o1, mut o2, mut p1, mut p2) = (vec![0; n], vec![0; n], vec![0; n], vec![0; n]);
+        split_by_tables(&[&a, &b], &[0b10, 0b01], &mut [&mut o1, &mut o2]);
+        scalar.split_by_tables(&[&a, &b], &[0b10, 0b01], &mut [&mut p1, &mut p2]);
         assert_eq!((o1, o2), (p1, p2));
     }
 }

@@ -22,6 +22,8 @@ pub(crate) trait Vector: Copy {
 
     /// All lanes zero.
     unsafe fn zero() -> Self;
+    /// Every lane `word`.
+    unsafe fn splat(word: u64) -> Self;
     /// Loads `WORDS` words from `ptr` (no alignment needed).
     unsafe fn load(ptr: *const u64) -> Self;
     /// Stores `WORDS` words to `ptr` (no alignment needed).

@@ -4,14 +4,18 @@
 //!
 //! # Counting
 //!
-//! The words are cut into at most [`MAX_SUPER_BLOCKS`] *super-blocks*. In
-//! each, the fused kernels count the keys every set `T` of participants
-//! holds in common, `I(T) = popcount(AND of T's lookups)`: `popcount` for
-//! one participant, `and_popcount` for two, and for three or more an
+//! The words are cut into at most [`MAX_SUPER_BLOCKS`] *super-blocks*, and
+//! the keys of every class are counted in each; the per-super-block counts
+//! are kept (the *records*). Up to [`MAX_KERNEL_PARTICIPANTS`]
+//! participants, [`kernel::class_counts`] counts all classes of a
+//! super-block in one pass over its words (one Harley–Seal count per set
+//! of participants, so `2^P − 1` popcount streams: 7 for 3 adapters). Above,
+//! the fused kernels count the keys every set `T` of participants holds in
+//! common, `I(T) = popcount(AND of T's lookups)`: `popcount` for one
+//! participant, `and_popcount` for two, and for three or more an
 //! `and_popcount` against the product of the others, built a
-//! [`CHUNK_WORDS`]-word chunk at a time on the stack. The Möbius transform
+//! [`CHUNK_WORDS`]-word chunk at a time on the stack; the Möbius transform
 //! over supersets turns those into class counts (keys held by exactly `T`).
-//! The per-super-block counts are kept (the *records*).
 //!
 //! # Assigning
 //!
@@ -19,12 +23,15 @@
 //! order, each up to its quota. At any point every class has one current
 //! owner; the owners change only where a quota runs out, at most once per
 //! (class, participant) pair. The records say in which super-blocks that
-//! happens: every other super-block is routed with fixed owners in one
-//! branch-free pass (for up to [`MAX_MUX_PARTICIPANTS`] participants, each
-//! output word is its lookup word AND a multiplexer tree over the other
-//! lookups, whose leaves say which classes it owns); the super-blocks where
-//! an owner changes go word by word, counting each class's keys and
-//! splitting the word where the quota ends.
+//! happens. Up to [`MAX_KERNEL_PARTICIPANTS`] participants, every other
+//! super-block is routed with fixed owners in one pass of
+//! [`kernel::split_by_tables`] (each output word is its lookup word AND
+//! the entry of its table that the other lookups select; the tables say
+//! which classes it owns); in a super-block where an owner changes, runs
+//! of [`SCAN_WORDS`] words are counted for each changing class to find the
+//! words where its quotas end, the stretches between those words are
+//! routed with fixed owners, and only those words are split class by
+//! class. Above, every word is routed class by class.
 
 use bitmap_core::{Bitmap, WordsMut, kernel};
 
@@ -37,15 +44,18 @@ use crate::plan::LoadPlan;
 /// [`plan_balanced_into`](crate::plan_balanced_into)).
 pub const MAX_DENSE_PARTICIPANTS: usize = 8;
 
-/// The most participants routed by the multiplexer pass; above, every word
-/// is routed class by class (the multiplexer tree of `P` participants has
-/// `2^(P-1)` leaves per output).
-const MAX_MUX_PARTICIPANTS: usize = 4;
+/// The most participants counted and routed by the class kernels
+/// ([`kernel::class_counts`], [`kernel::split_by_tables`]); above, the
+/// counts come from products and fused counts and every word is routed
+/// class by class.
+const MAX_KERNEL_PARTICIPANTS: usize = kernel::MAX_CLASS_INPUTS;
 
 /// The most super-blocks: the owners change in at most one super-block
-/// per (class, participant) pair, and those go word by word, so more, and
-/// smaller, super-blocks make that part smaller; fewer make the counting
-/// kernel calls longer. 32 keeps both small at 262,144 keys × 3.
+/// per (class, participant) pair, and those are scanned for the words
+/// where they do, so more, and smaller, super-blocks make that part
+/// smaller; fewer make fewer counting kernel calls (each folds `2^P − 1`
+/// Harley–Seal counts). From 4 to 16 they time the same at 262,144 keys ×
+/// 3; 32 is slower.
 const MAX_SUPER_BLOCKS: usize = 16;
 
 /// Records kept on the stack, in `u64`s: 16 KiB. With many participants
@@ -81,31 +91,33 @@ impl<const P: usize> Classes for DenseClasses<'_, P> {
     }
 }
 
-/// Plans `num_keys` keys of `P` participants (`C = 2^P` classes;
-/// `D = max(P-2, 1)` product buffers) into `plan`, whose entries become
+/// Plans `num_keys` keys of `P` participants (`C = 2^P` classes; `D`
+/// product buffers, `P - 2` above [`MAX_KERNEL_PARTICIPANTS`], else none;
+/// records of up to `B` super-blocks) into `plan`, whose entries become
 /// exactly `indices` (the caller removes the empty ones).
-pub(super) fn plan<const P: usize, const C: usize, const D: usize>(
+pub(super) fn plan<const P: usize, const C: usize, const D: usize, const B: usize>(
     num_keys: usize,
     indices: &[usize],
     inputs: &[&[u64]],
     weights: &[f64],
     plan: &mut LoadPlan,
 ) {
-    debug_assert!(C == 1 << P && D == P.saturating_sub(2).max(1));
+    debug_assert!(C == 1 << P && B == MAX_SUPER_BLOCKS.min(RECORD_WORDS / C));
+    debug_assert!(D == if P > MAX_KERNEL_PARTICIPANTS { P - 2 } else { 0 });
     debug_assert!(indices.len() == P && inputs.len() == P && weights.len() == P);
     let inputs: [&[u64]; P] = core::array::from_fn(|p| inputs[p]);
     let words = inputs[0].len();
 
     // Count.
-    let max_blocks = MAX_SUPER_BLOCKS.min(RECORD_WORDS / C).max(1);
-    let block_words = MIN_SUPER_BLOCK_WORDS.max(words.div_ceil(max_blocks)).next_multiple_of(8);
+    // (Sized by `B`, not by the largest `C`: zeroing unused records
+    // costs more than planning 1,024 keys.)
+    let block_words = MIN_SUPER_BLOCK_WORDS.max(words.div_ceil(B)).next_multiple_of(8);
     let blocks = words.div_ceil(block_words);
-    let mut records = [0u64; RECORD_WORDS];
+    let mut records = [[0u64; C]; B];
     let mut totals = [0u64; C];
     let mut products = [[0u64; CHUNK_WORDS]; D];
-    for (block, record) in records.chunks_exact_mut(C).take(blocks).enumerate() {
+    for (block, record) in records.iter_mut().take(blocks).enumerate() {
         let range = block * block_words..words.min((block + 1) * block_words);
-        let record: &mut [u64; C] = record.try_into().expect("C words");
         count_classes::<P, C>(&inputs, range, &mut products, record);
         for (total, &count) in totals.iter_mut().zip(record.iter()) {
             *total += count;
@@ -141,9 +153,9 @@ pub(super) fn plan<const P: usize, const C: usize, const D: usize>(
     let outputs = plan.map_mut().prepare_overwrite(indices, num_keys);
     debug_assert!(outputs.iter().all(|(_, bitmap)| bitmap.num_words() == words));
     write_outputs::<P>(outputs, |outputs| {
-        for (block, record) in records.chunks_exact(C).take(blocks).enumerate() {
+        for (block, record) in records.iter().take(blocks).enumerate() {
             let range = block * block_words..words.min((block + 1) * block_words);
-            if P <= MAX_MUX_PARTICIPANTS {
+            if P <= MAX_KERNEL_PARTICIPANTS {
                 if (1..C).all(|class| record[class] <= owners.left[class]) {
                     route_fixed::<P>(&inputs, outputs, range, &owners.tables());
                 } else {
@@ -172,6 +184,13 @@ fn count_classes<const P: usize, const C: usize>(
     products: &mut [[u64; CHUNK_WORDS]],
     counts: &mut [u64; C],
 ) {
+    if P <= MAX_KERNEL_PARTICIPANTS {
+        let inputs: [&[u64]; P] = core::array::from_fn(|p| &inputs[p][range.clone()]);
+        kernel::class_counts(&inputs, counts);
+        // (Keys nobody holds are no class.)
+        counts[0] = 0;
+        return;
+    }
     // `common[t]`: keys every participant of `t` holds, whoever else does.
     let common = counts;
     common.fill(0);
@@ -314,15 +333,16 @@ impl<const P: usize, const C: usize> Owners<P, C> {
         }
     }
 
-    /// The multiplexer leaves of each output: for participant `a`, entry
-    /// `j` is all ones if `a` owns the class of `a` plus the other
-    /// participants whose bits are set in `j` (the others in index order).
-    fn tables(&self) -> [[u64; MUX_LEAVES]; P] {
+    /// The split tables of the outputs (see [`kernel::split_by_tables`]):
+    /// for participant `a`, entry `j` is set if `a` owns the class of `a`
+    /// plus the other participants whose bits are set in `j` (the others
+    /// in index order).
+    fn tables(&self) -> [u8; P] {
         core::array::from_fn(|a| {
-            core::array::from_fn(|others| {
+            (0..1usize << (P - 1)).fold(0u8, |table, others| {
                 let below = others & ((1 << a) - 1);
                 let class = below | (others >> a) << (a + 1) | 1 << a;
-                if class < C && usize::from(self.owner[class]) == a { u64::MAX } else { 0 }
+                table | u8::from(usize::from(self.owner[class]) == a) << others
             })
         })
     }
@@ -361,9 +381,26 @@ fn class_mask<const P: usize>(held: &[u64; P], class: usize) -> u64 {
     held.iter().enumerate().fold(u64::MAX, |mask, (p, &bits)| mask & if class >> p & 1 == 1 { bits } else { !bits })
 }
 
+/// Words counted at a time when looking for the words where owners change.
+const SCAN_WORDS: usize = 16;
+
+/// The keys of `class` in the words `run`.
+#[inline]
+fn class_keys<const P: usize>(inputs: &[&[u64]; P], run: core::ops::Range<usize>, class: usize) -> u64 {
+    // The complement of every lookup not in `class`: XOR with all ones.
+    let flips: [u64; P] = core::array::from_fn(|p| if class >> p & 1 == 1 { 0 } else { u64::MAX });
+    let lookups: [&[u64]; P] = core::array::from_fn(|p| &inputs[p][run.clone()]);
+    (0..run.len())
+        .map(|word| {
+            let mask = (0..P).fold(u64::MAX, |mask, p| mask & (lookups[p][word] ^ flips[p]));
+            u64::from(mask.count_ones())
+        })
+        .sum()
+}
+
 /// The most owner changes in one super-block with up to
-/// `MAX_MUX_PARTICIPANTS` participants: one per (class, participant).
-const MAX_CHANGES: usize = MAX_MUX_PARTICIPANTS << (MAX_MUX_PARTICIPANTS - 1);
+/// `MAX_KERNEL_PARTICIPANTS` participants: one per (class, participant).
+const MAX_CHANGES: usize = MAX_KERNEL_PARTICIPANTS << (MAX_KERNEL_PARTICIPANTS - 1);
 
 /// Routes a super-block in which some classes change owner (`record`: its
 /// class counts; `owners`: the state at its start, left unchanged).
@@ -387,18 +424,29 @@ fn route_changing_block<const P: usize, const C: usize>(
     let mut state = Owners::<P, C> { owner: owners.owner, left: owners.left };
     for class in (1..C).filter(|&class| record[class] > owners.left[class]) {
         let mut remaining = record[class];
-        for word in range.clone() {
+        // A run of `SCAN_WORDS` words at a time, counted without a branch
+        // per word; word by word only in the runs where the quota runs out.
+        for run in range.clone().step_by(SCAN_WORDS) {
             if remaining <= state.left[class] {
                 break;
             }
-            let keys = u64::from(class_mask(&held(word), class).count_ones());
-            if keys >= state.left[class] && state.left[class] > 0 {
-                // At most one change per (class, participant): never full.
-                changes[count] = (word, class, state.owner[class], state.left[class]);
-                count += 1;
+            let run = run..range.end.min(run + SCAN_WORDS);
+            let keys = class_keys(inputs, run.clone(), class);
+            if keys < state.left[class] {
+                state.take(class, keys, flow);
+                remaining -= keys;
+                continue;
             }
-            state.take(class, keys, flow);
-            remaining -= keys;
+            for word in run {
+                let keys = u64::from(class_mask(&held(word), class).count_ones());
+                if keys >= state.left[class] && state.left[class] > 0 {
+                    // At most one change per (class, participant): never full.
+                    changes[count] = (word, class, state.owner[class], state.left[class]);
+                    count += 1;
+                }
+                state.take(class, keys, flow);
+                remaining -= keys;
+            }
         }
     }
     let changes = &mut changes[..count];
@@ -445,68 +493,18 @@ fn clear_lowest_ones(mut bits: u64, n: u64) -> u64 {
 }
 
 /// Routes the words `range` with fixed owners: output `a` is lookup `a`
-/// AND the multiplexer tree of `tables[a]` over the other lookups.
+/// AND the entry of `tables[a]` the other lookups select, in one pass of
+/// [`kernel::split_by_tables`].
 #[inline]
 fn route_fixed<const P: usize>(
     inputs: &[&[u64]; P],
     outputs: &mut [&mut [u64]; P],
     range: core::ops::Range<usize>,
-    tables: &[[u64; MUX_LEAVES]; P],
+    tables: &[u8; P],
 ) {
-    match P {
-        1 => route_words::<P, 0>(inputs, outputs, range, tables),
-        2 => route_words::<P, 1>(inputs, outputs, range, tables),
-        3 => route_words::<P, 2>(inputs, outputs, range, tables),
-        4 => route_words::<P, 3>(inputs, outputs, range, tables),
-        _ => unreachable!("the multiplexer pass takes up to {MAX_MUX_PARTICIPANTS} participants"),
-    }
-}
-
-/// Leaves of a multiplexer tree over up to `MAX_MUX_PARTICIPANTS - 1`
-/// other lookups.
-const MUX_LEAVES: usize = 1 << (MAX_MUX_PARTICIPANTS - 1);
-
-/// [`route_fixed`] with `K = P - 1` others per output, as a constant so
-/// that the trees unroll and the word loop vectorises: one pass, each
-/// lookup word read and each output word written once.
-#[inline]
-fn route_words<const P: usize, const K: usize>(
-    inputs: &[&[u64]; P],
-    outputs: &mut [&mut [u64]; P],
-    range: core::ops::Range<usize>,
-    tables: &[[u64; MUX_LEAVES]; P],
-) {
-    debug_assert_eq!(K + 1, P);
-    let words = range.len();
     let inputs: [&[u64]; P] = core::array::from_fn(|p| &inputs[p][range.clone()]);
-    let outputs = outputs.each_mut().map(|output| &mut output[range.clone()]);
-    for p in 0..P {
-        // Lets the compiler drop the bounds checks in the loop.
-        assert!(inputs[p].len() == words && outputs[p].len() == words);
-    }
-    for word in 0..words {
-        let held: [u64; P] = core::array::from_fn(|p| inputs[p][word]);
-        for a in 0..P {
-            let others: [u64; K] = core::array::from_fn(|k| held[k + usize::from(k >= a)]);
-            outputs[a][word] = held[a] & multiplex::<K>(others, &tables[a]);
-        }
-    }
-}
-
-/// The leaf of `leaves` that `others` select, bit by bit: leaf `j` for a
-/// key held by the others whose bits are set in `j`.
-#[inline(always)]
-fn multiplex<const K: usize>(others: [u64; K], leaves: &[u64; MUX_LEAVES]) -> u64 {
-    let mut level = *leaves;
-    let mut width = 1 << K;
-    for bits in others {
-        width /= 2;
-        for leaf in 0..width {
-            let (low, high) = (level[2 * leaf], level[2 * leaf + 1]);
-            level[leaf] = low ^ (bits & (low ^ high));
-        }
-    }
-    level[0]
+    let mut outputs = outputs.each_mut().map(|output| &mut output[range.clone()]);
+    kernel::split_by_tables(&inputs, tables, &mut outputs);
 }
 
 #[cfg(test)]
@@ -520,9 +518,9 @@ mod tests {
         assert_eq!(clear_lowest_ones(u64::MAX, 63), 1 << 63);
     }
 
-    #[test]
-    fn class_counts_match_a_key_by_key_count() {
-        // 3 participants over 700 words: products span several chunks.
+    /// `count_classes` of `P` random lookups over words `3..700`, against
+    /// a key-by-key count.
+    fn check_class_counts<const P: usize, const C: usize>() {
         let words = 700;
         let mut state = 0x1234_5678_9abc_def1u64;
         let mut next = || {
@@ -531,20 +529,29 @@ mod tests {
             state ^= state << 17;
             state
         };
-        let lookups: Vec<Vec<u64>> = (0..4).map(|_| (0..words).map(|_| next() & next()).collect()).collect();
-        let inputs: [&[u64]; 4] = core::array::from_fn(|p| lookups[p].as_slice());
-        let mut counts = [0u64; 16];
-        let mut products = [[0u64; CHUNK_WORDS]; 2];
-        count_classes::<4, 16>(&inputs, 3..words, &mut products, &mut counts);
-        let mut expected = [0u64; 16];
-        let held_by = |word: usize| -> [u64; 4] { core::array::from_fn(|p| inputs[p][word]) };
+        let lookups: Vec<Vec<u64>> = (0..P).map(|_| (0..words).map(|_| next() & next()).collect()).collect();
+        let inputs: [&[u64]; P] = core::array::from_fn(|p| lookups[p].as_slice());
+        let mut counts = [0u64; C];
+        let mut products = [[0u64; CHUNK_WORDS]; 6];
+        count_classes::<P, C>(&inputs, 3..words, &mut products, &mut counts);
+        let mut expected = [0u64; C];
+        let held_by = |word: usize| -> [u64; P] { core::array::from_fn(|p| inputs[p][word]) };
         for held in (3..words).map(held_by) {
             for bit in 0..64 {
-                let class = (0..4).filter(|&p| held[p] >> bit & 1 == 1).fold(0, |c, p| c | 1 << p);
+                let class = (0..P).filter(|&p| held[p] >> bit & 1 == 1).fold(0, |c, p| c | 1 << p);
                 expected[class] += 1;
             }
         }
-        expected[0] = counts[0];
-        assert_eq!(counts, expected);
+        expected[0] = 0;
+        assert_eq!(counts, expected, "{P} participants");
+    }
+
+    #[test]
+    fn class_counts_match_a_key_by_key_count() {
+        // Through the class kernel (up to 4), and through products that
+        // span several chunks (5).
+        check_class_counts::<3, 8>();
+        check_class_counts::<4, 16>();
+        check_class_counts::<5, 32>();
     }
 }

@@ -24,6 +24,11 @@ impl Vector for uint64x2_t {
         unsafe { vdupq_n_u64(0) }
     }
     #[inline(always)]
+    unsafe fn splat(word: u64) -> Self {
+        // SAFETY: see the impl comment.
+        unsafe { vdupq_n_u64(word) }
+    }
+    #[inline(always)]
     unsafe fn load(ptr: *const u64) -> Self {
         // SAFETY: see the impl comment.
         unsafe { vld1q_u64(ptr) }

@@ -28,6 +28,11 @@ impl Vector for __m256i {
         unsafe { _mm256_setzero_si256() }
     }
     #[inline(always)]
+    unsafe fn splat(word: u64) -> Self {
+        // SAFETY: see the impl comment.
+        unsafe { _mm256_set1_epi64x(word as i64) }
+    }
+    #[inline(always)]
     unsafe fn load(ptr: *const u64) -> Self {
         // SAFETY: see the impl comment.
         unsafe { _mm256_loadu_si256(ptr.cast()) }
