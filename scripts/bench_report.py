@@ -94,6 +94,12 @@ GROUP_NOTES = {
     "plan_replicated": "As `plan`, with every adapter holding every key (the first adapter gets everything).",
     "plan_kernel": "The plan's core, `Kernel::first_wins` over word slices into reused outputs, per kernel. "
     "Throughput: bytes of all lookup bitmaps.",
+    "balanced_kernel/class_counts": "The `balanced` policy's counting pass: `Kernel::class_counts`, the number "
+    "of keys each set of adapters holds (every class of 3 lookups) in one pass, per kernel. Throughput: bytes of "
+    "all lookup bitmaps.",
+    "balanced_kernel/split_by_tables": "The `balanced` policy's routing pass: `Kernel::split_by_tables`, each "
+    "adapter's keys chosen by a truth table over the other adapters' bits, per kernel. Throughput: bytes of all "
+    "lookup bitmaps.",
     "cutover/popcount": "Tiny inputs: the dispatched `kernel::popcount` (scalar loop inline up to `SMALL_WORDS` "
     "words, the active kernel above) against each kernel called directly. Size in words.",
     "cutover/or_assign": "Tiny inputs: the dispatched `kernel::or_assign` against each kernel called directly. "
@@ -807,7 +813,7 @@ def chart_for(
 GROUP_ORDER = [
     "popcount", "and_assign", "or_assign", "xor_assign", "and_not_assign", "not_assign", "and_popcount",
     "union_many", "ones_1pct", "ones_50pct", "ones_99pct", "plan", "plan_replicated", "plan_kernel",
-    "cutover/popcount", "cutover/or_assign",
+    "balanced_kernel/class_counts", "balanced_kernel/split_by_tables", "cutover/popcount", "cutover/or_assign",
 ]
 
 
