@@ -48,7 +48,7 @@ use crate::plan::{LoadPlan, check_lookup_lengths};
 pub const MAX_INLINE_ADAPTERS: usize = 16;
 
 /// The bitmap size, in `u64` words, from which [`Parallelism::Auto`] plans
-/// on rayon's pool: 2¹⁶ words, 4,194,304 keys.
+/// on rayon's pool: 2¹⁷ words, 8,388,608 keys.
 ///
 /// Below it, `Auto` does not touch rayon at all (not even to ask for the
 /// thread count), so small plans pay nothing for the option. Above it, the
@@ -57,7 +57,13 @@ pub const MAX_INLINE_ADAPTERS: usize = 16;
 /// depends on the machine's memory bandwidth per core and on how busy it
 /// is: `cargo run --release -p prefetch-policy --example parallel_threshold`
 /// measures it on a given machine.
-pub const PARALLEL_THRESHOLD_WORDS: usize = 1 << 16;
+///
+/// Chosen from this project's 2-core machine, 3 adapters: at 4 Mi keys
+/// (2¹⁶ words) the parallel plan won on an idle machine (31 µs against
+/// 39 µs) but lost whenever anything else ran (54 µs against 38 µs in a
+/// benchmark run at load 1.3); at 16 Mi keys it won either way (1.45×).
+/// "Never slower than sequential" decides: the threshold sits between.
+pub const PARALLEL_THRESHOLD_WORDS: usize = 1 << 17;
 
 /// Chunks per pool thread: a few per thread, so a thread slowed by
 /// something else is helped by the others, while each chunk stays large.
