@@ -96,8 +96,9 @@
 //!
 //! # Fused
 //!
-//! Counts of a combination without building it, and many-way unions in one
-//! pass:
+//! Counts of a combination without building it, and many-way unions and
+//! first-wins splits (each set bit to the first source that has it: a load
+//! plan's core) in one pass:
 //!
 //! ```
 //! use bitmap_core::Bitmap;
@@ -107,6 +108,9 @@
 //! assert_eq!(a.and_popcount(&b), 1);
 //! assert_eq!(a.or_popcount(&b), 3);
 //! assert_eq!(Bitmap::union_of(4, &[&a, &b]).unwrap().to_string(), "1110");
+//! let mut split = [Bitmap::default(), Bitmap::default()];
+//! Bitmap::first_wins_split(&[&a, &b], &mut split).unwrap();
+//! assert_eq!([split[0].to_string(), split[1].to_string()], ["1100", "0010"]);
 //! ```
 //!
 //! # Iteration
