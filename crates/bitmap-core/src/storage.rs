@@ -47,6 +47,15 @@ const SLACK_WORDS: usize = LINE_BYTES / size_of::<u64>() - 1;
 /// returns fresh pages that are zero already, which no clearing can beat.
 const ZERO_BY_FILL_MAX_WORDS: usize = (128 << 10) / size_of::<u64>();
 
+/// How many words past `buffer` (the start of an allocation with room for
+/// [`SLACK_WORDS`] words before the words proper) the first line boundary is.
+fn line_start(buffer: *const u64) -> usize {
+    // `align_offset` may give up (`usize::MAX`); the words are then merely
+    // unaligned, which is slower but correct.
+    let offset = buffer.align_offset(LINE_BYTES);
+    if offset <= SLACK_WORDS { offset } else { 0 }
+}
+
 /// A growable list of `u64` words that starts on a cache line.
 ///
 /// Dereferences to the words (`&[u64]` / `&mut [u64]`); equality and hashing
@@ -73,14 +82,7 @@ impl Words {
     /// the first line boundary inside it.
     fn aligned_in(mut buf: Vec<u64>) -> Words {
         debug_assert!(buf.is_empty());
-        let start = if buf.capacity() > SLACK_WORDS {
-            // `align_offset` may give up (`usize::MAX`); the words are then
-            // merely unaligned, which is slower but correct.
-            let offset = buf.as_ptr().align_offset(LINE_BYTES);
-            if offset <= SLACK_WORDS { offset } else { 0 }
-        } else {
-            0
-        };
+        let start = if buf.capacity() > SLACK_WORDS { line_start(buf.as_ptr()) } else { 0 };
         buf.resize(start, 0);
         Words { buf, start }
     }
@@ -95,8 +97,7 @@ impl Words {
         // One zeroed allocation: fresh pages from `mmap`, which need no
         // clearing; then the slack is cut off both ends.
         let mut buf = vec![0; len + SLACK_WORDS];
-        let offset = buf.as_ptr().align_offset(LINE_BYTES);
-        let start = if offset <= SLACK_WORDS { offset } else { 0 };
+        let start = line_start(buf.as_ptr());
         buf.truncate(start + len);
         Words { buf, start }
     }

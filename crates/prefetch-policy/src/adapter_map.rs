@@ -138,22 +138,15 @@ impl AdapterMap {
     /// overwrites every word. Reuses spares; allocates only for slots the
     /// pool lacks or buffers too small for `len`.
     pub(crate) fn prepare_overwrite(&mut self, adapters: &[usize], len: usize) -> &mut [(usize, Bitmap)] {
-        debug_assert!(adapters.windows(2).all(|pair| pair[0] < pair[1]));
-        let needed = adapters.len();
-        if self.slots.len() < needed {
-            self.slots.reserve_exact(needed - self.slots.len());
-            self.slots.resize_with(needed, || (0, Bitmap::new(len)));
-        }
-        for (slot, &adapter) in self.slots.iter_mut().zip(adapters) {
-            slot.0 = adapter;
+        let slots = self.take_slots(adapters, || Bitmap::new(len));
+        for (_, bitmap) in slots.iter_mut() {
             // Same length: the words are about to be overwritten, so skip
             // the clearing `reset` would do.
-            if slot.1.len() != len {
-                slot.1.reset(len);
+            if bitmap.len() != len {
+                bitmap.reset(len);
             }
         }
-        self.live = needed;
-        &mut self.slots[..needed]
+        slots
     }
 
     /// Makes the entries exactly `adapters` (strictly ascending), each with a
@@ -161,11 +154,19 @@ impl AdapterMap {
     /// replaces them whole (as `Bitmap::first_wins_split` does). Reuses
     /// spares; new slots get an empty, unallocated bitmap.
     pub(crate) fn prepare_slots(&mut self, adapters: &[usize]) -> &mut [(usize, Bitmap)] {
+        self.take_slots(adapters, Bitmap::empty)
+    }
+
+    /// Makes the entries exactly `adapters` (strictly ascending), with the
+    /// bitmaps the slots hold: spares first, then `new()` ones for the slots
+    /// the pool lacks.
+    fn take_slots(&mut self, adapters: &[usize], new: impl FnMut() -> Bitmap) -> &mut [(usize, Bitmap)] {
         debug_assert!(adapters.windows(2).all(|pair| pair[0] < pair[1]));
         let needed = adapters.len();
         if self.slots.len() < needed {
+            let mut new = new;
             self.slots.reserve_exact(needed - self.slots.len());
-            self.slots.resize_with(needed, || (0, Bitmap::empty()));
+            self.slots.resize_with(needed, || (0, new()));
         }
         for (slot, &adapter) in self.slots.iter_mut().zip(adapters) {
             slot.0 = adapter;

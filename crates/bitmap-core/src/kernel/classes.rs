@@ -10,7 +10,7 @@
 //! [`class_counts`]: super::class_counts
 //! [`split_by_tables`]: super::split_by_tables
 
-use super::check_same_len;
+use super::check_one_len;
 
 /// The most inputs [`class_counts`](super::class_counts) and
 /// [`split_by_tables`](super::split_by_tables) take: 16 classes, and a
@@ -31,10 +31,7 @@ pub(super) fn check_class_counts(inputs: &[&[u64]], counts: &[u64]) {
             counts.len()
         );
     }
-    let n = inputs.first().map_or(0, |s| s.len());
-    for s in inputs {
-        check_same_len(n, s.len());
-    }
+    check_one_len::<u64>(inputs, &[]);
 }
 
 #[track_caller]
@@ -56,13 +53,7 @@ pub(super) fn check_split_by_tables(inputs: &[&[u64]], tables: &[u8], outputs: &
     if let Some(a) = tables.iter().position(|&table| u32::from(table) >> entries != 0) {
         panic!("bitmap-core: split_by_tables table {a} ({:#010b}) has bits past its {entries} entries", tables[a]);
     }
-    let n = inputs.first().map_or(0, |s| s.len());
-    for s in inputs {
-        check_same_len(n, s.len());
-    }
-    for s in outputs {
-        check_same_len(n, s.len());
-    }
+    check_one_len(inputs, outputs);
 }
 
 #[cold]

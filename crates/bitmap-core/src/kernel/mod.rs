@@ -338,6 +338,13 @@ fn check_first_wins<T>(inputs: &[&[u64]], outputs: &[&mut [T]]) {
     if inputs.len() != outputs.len() {
         panic!("bitmap-core: first_wins has {} inputs but {} outputs", inputs.len(), outputs.len());
     }
+    check_one_len(inputs, outputs);
+}
+
+/// Checks that every input and every output has the first input's length.
+#[track_caller]
+#[inline]
+fn check_one_len<T>(inputs: &[&[u64]], outputs: &[&mut [T]]) {
     let n = inputs.first().map_or(0, |s| s.len());
     for s in inputs {
         check_same_len(n, s.len());
