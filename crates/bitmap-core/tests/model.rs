@@ -565,14 +565,21 @@ fn binary_operations_reject_other_lengths() {
     }
 }
 
+/// `n` random sources of `len` bits for the many-input operations, of
+/// assorted sparse densities: their models and their bitmaps.
+fn many_sources(seed: u64, len: usize, n: usize) -> (Vec<Vec<bool>>, Vec<Bitmap>) {
+    let mut rng = Rng::new(seed);
+    let models: Vec<Vec<bool>> = (0..n).map(|k| rng.bools(len, DENSITIES[k % DENSITIES.len()] / 4)).collect();
+    let bitmaps = models.iter().map(|m| Bitmap::from_bools(m)).collect();
+    (models, bitmaps)
+}
+
 #[test]
 fn unions_of_many() {
     let counts: &[usize] = if cfg!(miri) { &[0, 1, 3, 17] } else { &[0, 1, 2, 3, 5, 15, 16, 17, 20, 40] };
     for &len in LENGTHS {
         for &n in counts {
-            let mut rng = Rng::new((len * 1000 + n) as u64);
-            let models: Vec<Vec<bool>> = (0..n).map(|k| rng.bools(len, DENSITIES[k % DENSITIES.len()] / 4)).collect();
-            let bitmaps: Vec<Bitmap> = models.iter().map(|m| Bitmap::from_bools(m)).collect();
+            let (models, bitmaps) = many_sources((len * 1000 + n) as u64, len, n);
             let sources: Vec<&Bitmap> = bitmaps.iter().collect();
             let expected: Vec<bool> = (0..len).map(|i| models.iter().any(|m| m[i])).collect();
 
@@ -594,9 +601,7 @@ fn first_wins_splits() {
     let counts: &[usize] = if cfg!(miri) { &[3, 17] } else { &[0, 1, 2, 3, 5, 8, 9, 16, 17, 20] };
     for &len in PAIR_LENGTHS {
         for &n in counts {
-            let mut rng = Rng::new((len * 977 + n) as u64);
-            let models: Vec<Vec<bool>> = (0..n).map(|k| rng.bools(len, DENSITIES[k % DENSITIES.len()] / 4)).collect();
-            let bitmaps: Vec<Bitmap> = models.iter().map(|m| Bitmap::from_bools(m)).collect();
+            let (models, bitmaps) = many_sources((len * 977 + n) as u64, len, n);
             let sources: Vec<&Bitmap> = bitmaps.iter().collect();
             let mut claimed = vec![false; len];
             let expected: Vec<Vec<bool>> = models
