@@ -309,15 +309,29 @@ fn bench_plan(c: &mut Criterion, group_name: &str, overlap: Overlap, adapter_cou
 /// The largest adapter count, for the stack array of output slices.
 const MAX_ADAPTERS: usize = 8;
 
-/// `kernel.first_wins` over the lookups' words into reused outputs.
-fn first_wins_into(kernel: Kernel, inputs: &[&[u64]], outputs: &mut [Vec<u64>]) {
-    // A stack array of output slices, so the timed call allocates nothing.
+/// Runs `write` on slices of `outputs` gathered in a stack array, so the
+/// timed call allocates nothing.
+fn with_output_slices(outputs: &mut [Vec<u64>], write: impl FnOnce(&mut [&mut [u64]])) {
     let count = outputs.len();
     let mut slices: [&mut [u64]; MAX_ADAPTERS] = Default::default();
     for (slot, output) in slices.iter_mut().zip(outputs.iter_mut()) {
         *slot = output;
     }
-    kernel.first_wins(inputs, &mut slices[..count]);
+    write(&mut slices[..count]);
+}
+
+/// `kernel.first_wins` over the lookups' words into reused outputs.
+fn first_wins_into(kernel: Kernel, inputs: &[&[u64]], outputs: &mut [Vec<u64>]) {
+    with_output_slices(outputs, |slices| kernel.first_wins(inputs, slices));
+}
+
+/// Panics, naming `id` and the adapter, unless each output holds the words
+/// expected of it.
+#[track_caller]
+fn assert_outputs_eq(id: &str, outputs: &[Vec<u64>], expected: &[Vec<u64>]) {
+    for (adapter, (got, expected)) in outputs.iter().zip(expected).enumerate() {
+        assert_words_eq(&format!("{id} (adapter {adapter})"), got, expected);
+    }
 }
 
 fn bench_plan_kernel(c: &mut Criterion) {
@@ -348,10 +362,7 @@ fn bench_plan_kernel(c: &mut Criterion) {
                         let inputs = inputs();
                         let mut outputs = vec![vec![0u64; keys / 64]; adapters];
                         first_wins_into(k, &inputs, &mut outputs);
-                        for (adapter, (got, expected)) in outputs.iter().zip(&words().1).enumerate() {
-                            let id = format!("plan_kernel/{}/{value} (adapter {adapter})", k.name());
-                            assert_words_eq(&id, got, expected);
-                        }
+                        assert_outputs_eq(&format!("plan_kernel/{}/{value}", k.name()), &outputs, &words().1);
                         (inputs, outputs)
                     },
                     |(inputs, outputs)| first_wins_into(k, black_box(inputs), black_box(outputs)),
@@ -392,12 +403,7 @@ fn reference_class_counts(inputs: &[Vec<u64>]) -> Vec<u64> {
 
 /// `kernel.split_by_tables` of the lookups' words into reused outputs.
 fn split_into(kernel: Kernel, inputs: &[&[u64]], tables: &[u8], outputs: &mut [Vec<u64>]) {
-    let count = outputs.len();
-    let mut slices: [&mut [u64]; MAX_CLASS_INPUTS] = Default::default();
-    for (slot, output) in slices.iter_mut().zip(outputs.iter_mut()) {
-        *slot = output;
-    }
-    kernel.split_by_tables(inputs, tables, &mut slices[..count]);
+    with_output_slices(outputs, |slices| kernel.split_by_tables(inputs, tables, slices));
 }
 
 fn bench_balanced_kernels(c: &mut Criterion) {
@@ -440,11 +446,7 @@ fn bench_balanced_kernels(c: &mut Criterion) {
                             let inputs = inputs();
                             let mut outputs = vec![vec![0u64; keys / 64]; adapters];
                             split_into(k, &inputs, tables, &mut outputs);
-                            for (adapter, (got, expected)) in
-                                outputs.iter().zip(&reference::first_wins(words())).enumerate()
-                            {
-                                assert_words_eq(&format!("{id} (adapter {adapter})"), got, expected);
-                            }
+                            assert_outputs_eq(&id, &outputs, &reference::first_wins(words()));
                             (inputs, outputs)
                         },
                         |(inputs, outputs)| split_into(k, black_box(inputs), tables, black_box(outputs)),
