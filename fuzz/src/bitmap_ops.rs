@@ -27,7 +27,7 @@ use std::iter;
 
 use arbitrary::Arbitrary;
 use bitmap_core::kernel::{self, Kernel, MAX_CLASS_INPUTS};
-use bitmap_core::{Bitmap, BitmapError};
+use bitmap_core::{Bitmap, BitmapError, SplitWriter};
 
 use crate::fill::{Fill, Length, text_of, words_of};
 
@@ -962,6 +962,15 @@ impl State {
                 }
             }
         }
+        // Through `SplitWriter`, cut at a word that varies with the step.
+        let (len, cut) = (self.bitmap.len(), step.wrapping_mul(31) % (n + 1));
+        match inputs.len() {
+            1 => check_split_writer::<1>(step, len, inputs, tables, &split, cut),
+            2 => check_split_writer::<2>(step, len, inputs, tables, &split, cut),
+            3 => check_split_writer::<3>(step, len, inputs, tables, &split, cut),
+            4 => check_split_writer::<4>(step, len, inputs, tables, &split, cut),
+            _ => {}
+        }
         let pad = self.pad();
         let offset = |i: usize| (pad + i) % 4;
         let input_refs: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
@@ -991,6 +1000,48 @@ impl State {
                 );
                 check_sentinels(output, offset(i + 1), step, kernel, "split_by_tables");
             }
+        }
+    }
+}
+
+/// `SplitWriter` over the `N` `inputs` (whole words of `len`-bit bitmaps):
+/// the split of the first `cut` words as one run, the next word pushed from
+/// the reference `split`, the rest as one run; into fresh outputs and into
+/// reused ones holding other words, which must all be replaced.
+fn check_split_writer<const N: usize>(
+    step: usize,
+    len: usize,
+    inputs: &[Vec<u64>],
+    tables: &[u8],
+    split: &[Vec<u64>],
+    cut: usize,
+) {
+    let refs: [&[u64]; N] = core::array::from_fn(|p| inputs[p].as_slice());
+    let tables: [u8; N] = core::array::from_fn(|p| tables[p]);
+    let n = refs[0].len();
+    for fresh in [true, false] {
+        let mut outputs: [Bitmap; N] = core::array::from_fn(|p| {
+            if fresh {
+                Bitmap::empty()
+            } else {
+                Bitmap::from_words(64 * (p + 3), vec![u64::MAX; p + 3]).expect("whole words")
+            }
+        });
+        let mut writer = SplitWriter::new(len, outputs.each_mut());
+        writer.split_by_tables(&refs, &tables, cut);
+        if cut < n {
+            writer.push(core::array::from_fn(|a| split[a][cut]));
+        }
+        let rest = n - writer.written_words();
+        writer.split_by_tables(&refs, &tables, rest);
+        writer.finish();
+        for (a, output) in outputs.iter().enumerate() {
+            assert_eq!(output.len(), len, "step {step}: SplitWriter output {a} length");
+            assert_eq!(
+                output.as_words(),
+                &split[a][..],
+                "step {step}: SplitWriter output {a}, fresh {fresh}, cut {cut}"
+            );
         }
     }
 }

@@ -210,9 +210,11 @@ mod fmt;
 mod iter;
 mod ops;
 mod serialization;
+mod split_writer;
 mod storage;
 
 pub use crate::bitmap::Bitmap;
 pub use crate::error::{BitmapError, SizeUnit};
 pub use crate::iter::{Gather, Iter, Ones};
 pub use crate::serialization::WordsMut;
+pub use crate::split_writer::SplitWriter;

@@ -66,8 +66,9 @@ fn line_start(buffer: *const u64) -> usize {
 /// is 64-byte aligned whenever `buf` has allocated (an empty, unallocated
 /// `Words` has `start == 0`).
 pub(crate) struct Words {
-    /// Written directly only by `kernel::first_wins_overwrite`, which sets
-    /// the length after a kernel has written every new word.
+    /// Written directly only by `kernel::first_wins_overwrite` and
+    /// `kernel::split_by_tables_append`, which set the length after a
+    /// kernel has written every new word.
     pub(crate) buf: Vec<u64>,
     start: usize,
 }
@@ -180,6 +181,13 @@ impl Words {
     /// `kernel::first_wins_overwrite` sets the length. Nothing is zeroed.
     pub(crate) fn spare_for_overwrite(&mut self, len: usize) -> &mut [MaybeUninit<u64>] {
         self.clear();
+        self.spare_after(len)
+    }
+
+    /// Room for `len` new words right after the words (which stay), for a
+    /// kernel to write before `kernel::split_by_tables_append` sets the
+    /// length. Nothing is zeroed.
+    pub(crate) fn spare_after(&mut self, len: usize) -> &mut [MaybeUninit<u64>] {
         self.reserve(len);
         &mut self.buf.spare_capacity_mut()[..len]
     }

@@ -36,7 +36,7 @@ pub(super) fn check_class_counts(inputs: &[&[u64]], counts: &[u64]) {
 
 #[track_caller]
 #[inline]
-pub(super) fn check_split_by_tables(inputs: &[&[u64]], tables: &[u8], outputs: &[&mut [u64]]) {
+pub(super) fn check_split_by_tables<T>(inputs: &[&[u64]], tables: &[u8], outputs: &[&mut [T]]) {
     if inputs.len() > MAX_CLASS_INPUTS {
         too_many_inputs("split_by_tables", inputs.len());
     }

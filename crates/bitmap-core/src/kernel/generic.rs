@@ -634,7 +634,7 @@ unsafe fn multiplex<V: Vector, const K: usize>(selectors: [V; K], entries: &[V; 
 unsafe fn split_by_tables_of<V: Vector, const P: usize, const K: usize>(
     inputs: &[&[u64]],
     tables: &[u8],
-    outputs: &mut [&mut [u64]],
+    outputs: &mut [&mut [MaybeUninit<u64>]],
 ) {
     debug_assert_eq!(K + 1, P);
     let n = common_len(usize::MAX, inputs[..P].iter().map(|s| s.len()).chain(outputs[..P].iter().map(|s| s.len())));
@@ -642,7 +642,7 @@ unsafe fn split_by_tables_of<V: Vector, const P: usize, const K: usize>(
     let mut dst = [core::ptr::null_mut::<u64>(); P];
     let mut own_tables = [0u8; P];
     for a in 0..P {
-        (src[a], dst[a], own_tables[a]) = (inputs[a].as_ptr(), outputs[a].as_mut_ptr(), tables[a]);
+        (src[a], dst[a], own_tables[a]) = (inputs[a].as_ptr(), outputs[a].as_mut_ptr().cast::<u64>(), tables[a]);
     }
     let tables = own_tables;
     let w = V::WORDS;
@@ -684,7 +684,7 @@ unsafe fn split_by_tables_of<V: Vector, const P: usize, const K: usize>(
                 *word = *src.add(i);
             }
             for (a, &table) in tables.iter().enumerate() {
-                *dst[a].add(i) = split_word(&held, a, table);
+                dst[a].add(i).write(split_word(&held, a, table));
             }
             i += 1;
         }
@@ -698,7 +698,11 @@ unsafe fn split_by_tables_of<V: Vector, const P: usize, const K: usize>(
 /// # Safety
 /// The CPU supports `V`'s feature.
 #[inline(always)]
-pub(crate) unsafe fn split_by_tables<V: Vector>(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [u64]]) {
+pub(crate) unsafe fn split_by_tables<V: Vector>(
+    inputs: &[&[u64]],
+    tables: &[u8],
+    outputs: &mut [&mut [MaybeUninit<u64>]],
+) {
     // SAFETY: each arm runs with `P` at most the length of every list; the
     // caller guarantees V's feature.
     unsafe {

@@ -355,15 +355,15 @@ fn check_one_len<T>(inputs: &[&[u64]], outputs: &[&mut [T]]) {
 }
 
 /// Views initialised output slices as possibly-uninitialised ones, for
-/// [`first_wins_uninit`], which only writes.
+/// [`first_wins_uninit`] and [`split_by_tables_uninit`], which only write.
 #[inline]
 fn as_uninit_outputs<'o, 'w>(outputs: &'o mut [&'w mut [u64]]) -> &'o mut [&'w mut [MaybeUninit<u64>]] {
     let outputs: *mut [&'w mut [u64]] = outputs;
     // SAFETY: `MaybeUninit<u64>` has the layout of `u64`, so the slices (and
     // the slice of them) have the same layout and length. The only code that
-    // receives the result, `first_wins_uninit`, writes initialised values and
-    // never uninitialised ones, so every word is initialised again when the
-    // caller's `&mut [u64]` borrow resumes.
+    // receives the result, `first_wins_uninit` or `split_by_tables_uninit`,
+    // writes initialised values and never uninitialised ones, so every word
+    // is initialised again when the caller's `&mut [u64]` borrow resumes.
     unsafe { &mut *(outputs as *mut [&'w mut [MaybeUninit<u64>]]) }
 }
 
@@ -407,6 +407,80 @@ impl Kernel {
 #[track_caller]
 pub fn first_wins(inputs: &[&[u64]], outputs: &mut [&mut [u64]]) {
     first_wins_uninit(inputs, as_uninit_outputs(outputs));
+}
+
+impl Kernel {
+    /// [`split_by_tables_uninit`](Kernel::split_by_tables_uninit) over
+    /// initialised words: output `a` keeps the bits of input `a` whose class
+    /// among the other inputs has its entry set in `tables[a]`.
+    ///
+    /// Panics as [`split_by_tables_uninit`] does.
+    ///
+    /// ```
+    /// use bitmap_core::kernel::Kernel;
+    ///
+    /// let (a, b) = ([0b0011_u64], [0b0101_u64]);
+    /// let (mut to_a, mut to_b) = ([0], [0]);
+    /// Kernel::scalar().split_by_tables(&[&a, &b], &[0b11, 0b01], &mut [&mut to_a, &mut to_b]);
+    /// assert_eq!((to_a, to_b), ([0b0011], [0b0100]));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn split_by_tables(self, inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [u64]]) {
+        self.split_by_tables_uninit(inputs, tables, as_uninit_outputs(outputs));
+    }
+}
+
+/// [`split_by_tables_uninit`] over initialised words: output `a` keeps the
+/// bits of input `a` whose class among the *other* inputs (in index order,
+/// as the bits of the entry number) has its entry set in `tables[a]`.
+///
+/// Runs on the active kernel ([`Kernel::active`]). Panics as
+/// [`split_by_tables_uninit`] does.
+///
+/// ```
+/// use bitmap_core::kernel;
+///
+/// let a = [0b0011_u64];
+/// let b = [0b0101_u64];
+/// let (mut to_a, mut to_b) = ([0; 1], [0; 1]);
+/// // `a` keeps its bits whatever `b` has (entries 0 and 1); `b` keeps
+/// // only those `a` lacks (entry 0).
+/// kernel::split_by_tables(&[&a, &b], &[0b11, 0b01], &mut [&mut to_a, &mut to_b]);
+/// assert_eq!((to_a, to_b), ([0b0011], [0b0100]));
+/// ```
+#[inline]
+#[track_caller]
+pub fn split_by_tables(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [u64]]) {
+    split_by_tables_uninit(inputs, tables, as_uninit_outputs(outputs));
+}
+
+/// Appends to each output the table-driven split of `inputs` (see
+/// [`split_by_tables_uninit`]): `inputs[0].len()` new words each, written
+/// once into spare capacity, never zeroed first.
+///
+/// Panics, appending nothing, on the arguments `split_by_tables_uninit`
+/// rejects.
+pub(crate) fn split_by_tables_append<const N: usize>(inputs: &[&[u64]; N], tables: &[u8; N], outputs: [&mut Words; N]) {
+    let n = inputs.first().map_or(0, |input| input.len());
+    let mut outputs = outputs;
+    {
+        let mut spares: [&mut [MaybeUninit<u64>]; N] = core::array::from_fn(|_| <&mut [MaybeUninit<u64>]>::default());
+        for (spare, output) in spares.iter_mut().zip(outputs.iter_mut()) {
+            *spare = output.spare_after(n);
+        }
+        // Checks the lengths and tables; panics otherwise, before any
+        // length is set below.
+        split_by_tables_uninit(inputs, tables, &mut spares);
+    }
+    for output in outputs.iter_mut() {
+        let written = output.buf.len() + n;
+        // SAFETY: `split_by_tables_uninit` returned, so it wrote every word
+        // of each spare, and each was exactly the `n` words of spare
+        // capacity right after this buffer's `len()` (from `spare_after`,
+        // with nothing changing the buffer since).
+        unsafe { output.buf.set_len(written) };
+    }
 }
 
 /// Replaces the words of each output with the first-wins split of `inputs`
@@ -625,7 +699,9 @@ kernel_ops! {
     /// *other* inputs has its entry set in `tables[a]`. Entry `j` (bit `j`
     /// of the table) is for the bits that, of the other inputs in index
     /// order, exactly those whose bits are set in `j` also have. Each
-    /// output word is written once.
+    /// output word is written once, and none is read, so the outputs may
+    /// be uninitialised memory: afterwards every word of every output is
+    /// initialised. [`split_by_tables`] is the same over initialised words.
     ///
     /// With one table per class owner this hands every class of bits to
     /// one output (as `first_wins` hands each to the first input that has
@@ -636,17 +712,21 @@ kernel_ops! {
     /// its `2^(inputs − 1)` entries.
     ///
     /// ```
+    /// use core::mem::MaybeUninit;
     /// use bitmap_core::kernel;
     ///
     /// let a = [0b0011_u64];
     /// let b = [0b0101_u64];
-    /// let (mut to_a, mut to_b) = ([0; 1], [0; 1]);
+    /// let mut to_a = [MaybeUninit::<u64>::uninit()];
+    /// let mut to_b = [MaybeUninit::<u64>::uninit()];
     /// // `a` keeps its bits whatever `b` has (entries 0 and 1); `b` keeps
     /// // only those `a` lacks (entry 0).
-    /// kernel::split_by_tables(&[&a, &b], &[0b11, 0b01], &mut [&mut to_a, &mut to_b]);
-    /// assert_eq!((to_a, to_b), ([0b0011], [0b0100]));
+    /// kernel::split_by_tables_uninit(&[&a, &b], &[0b11, 0b01], &mut [&mut to_a, &mut to_b]);
+    /// // Every word was written: reading them back is fine.
+    /// let written = |out: &[MaybeUninit<u64>]| unsafe { out[0].assume_init() };
+    /// assert_eq!((written(&to_a), written(&to_b)), (0b0011, 0b0100));
     /// ```
-    fn split_by_tables(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [u64]]);
+    fn split_by_tables_uninit(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [MaybeUninit<u64>]]);
     check: { check_split_by_tables(inputs, tables, outputs) };
     words: inputs.len() * inputs.first().map_or(0, |s| s.len());
 

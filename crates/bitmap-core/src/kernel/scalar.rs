@@ -27,7 +27,7 @@ pub(crate) static FNS: KernelFns = KernelFns {
     union_many,
     first_wins_uninit,
     class_counts,
-    split_by_tables,
+    split_by_tables_uninit,
     position_nonzero,
     position_not_all_ones,
 };
@@ -139,7 +139,7 @@ pub(crate) fn class_counts(inputs: &[&[u64]], counts: &mut [u64]) {
 }
 
 #[inline]
-pub(crate) fn split_by_tables(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [u64]]) {
+pub(crate) fn split_by_tables_uninit(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [MaybeUninit<u64>]]) {
     let m = inputs.len().min(tables.len()).min(outputs.len());
     if m == 0 || m > MAX_CLASS_INPUTS {
         return;
@@ -151,7 +151,7 @@ pub(crate) fn split_by_tables(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&
             *word = input[i];
         }
         for (a, output) in outputs[..m].iter_mut().enumerate() {
-            output[i] = split_word(&held[..m], a, tables[a]);
+            output[i].write(split_word(&held[..m], a, tables[a]));
         }
     }
 }

@@ -29,7 +29,7 @@ macro_rules! simd_kernel_table {
             union_many,
             first_wins_uninit,
             class_counts,
-            split_by_tables,
+            split_by_tables_uninit,
             position_nonzero,
             position_not_all_ones,
         };
@@ -115,7 +115,7 @@ macro_rules! simd_kernel_table {
         }
 
         $(#[target_feature(enable = $feature)])?
-        unsafe fn split_by_tables(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [u64]]) {
+        unsafe fn split_by_tables_uninit(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [MaybeUninit<u64>]]) {
             // SAFETY: the caller guarantees the CPU features.
             unsafe { generic::split_by_tables::<$vector>(inputs, tables, outputs) }
         }
