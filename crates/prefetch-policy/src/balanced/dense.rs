@@ -33,7 +33,7 @@
 //! routed with fixed owners, and only those words are split class by
 //! class. Above, every word is routed class by class.
 
-use bitmap_core::{Bitmap, WordsMut, kernel};
+use bitmap_core::{Bitmap, SplitWriter, kernel};
 
 use super::solve::{Classes, Scratch, solve};
 use crate::plan::LoadPlan;
@@ -148,33 +148,33 @@ pub(super) fn plan<const P: usize, const C: usize, const D: usize, const B: usiz
         },
     );
 
-    // Assign.
+    // Assign: every output word written once, into the slots' buffers as
+    // they are (a fresh plan's are never zeroed).
     let mut owners = Owners::<P, C>::new(&flow);
-    let outputs = plan.map_mut().prepare_overwrite(indices, num_keys);
-    debug_assert!(outputs.iter().all(|(_, bitmap)| bitmap.num_words() == words));
-    write_outputs::<P>(outputs, |outputs| {
+    let mut slots = plan.map_mut().prepare_slots(indices).iter_mut();
+    let outputs: [&mut Bitmap; P] = core::array::from_fn(|_| &mut slots.next().expect("a slot per participant").1);
+    let mut writer = SplitWriter::new(num_keys, outputs);
+    if P <= MAX_KERNEL_PARTICIPANTS {
+        let mut router = Router { inputs: &inputs, writer: &mut writer, tables: [0; P], end: 0 };
         for (block, record) in records.iter().take(blocks).enumerate() {
             let range = block * block_words..words.min((block + 1) * block_words);
-            if P <= MAX_KERNEL_PARTICIPANTS {
-                if (1..C).all(|class| record[class] <= owners.left[class]) {
-                    route_fixed::<P>(&inputs, outputs, range, &owners.tables());
-                } else {
-                    route_changing_block::<P, C>(&inputs, outputs, range, record, &owners, &flow);
-                }
-                for (class, &keys) in record.iter().enumerate().skip(1) {
-                    owners.take(class, keys, &flow);
-                }
+            if (1..C).all(|class| record[class] <= owners.left[class]) {
+                router.fixed(range.end, owners.tables());
             } else {
-                for word in range {
-                    let held: [u64; P] = core::array::from_fn(|p| inputs[p][word]);
-                    let routed = owners.route_word(held, &flow);
-                    for (output, bits) in outputs.iter_mut().zip(routed) {
-                        output[word] = bits;
-                    }
-                }
+                route_changing_block::<P, C>(&mut router, range, record, &owners, &flow);
+            }
+            for (class, &keys) in record.iter().enumerate().skip(1) {
+                owners.take(class, keys, &flow);
             }
         }
-    });
+        router.flush();
+    } else {
+        let held = |word: usize| -> [u64; P] { core::array::from_fn(|p| inputs[p][word]) };
+        for held in (0..words).map(held) {
+            writer.push(owners.route_word(held, &flow));
+        }
+    }
+    writer.finish();
 }
 
 /// Counts the keys of each class in the words `range` into `counts`.
@@ -251,21 +251,6 @@ fn extend<const P: usize, const C: usize>(
             extend::<P, C>(inputs, chunk.clone(), products, depth + 1, set | 1 << next, next, common);
         }
     }
-}
-
-/// Runs `write` on the words of every output at once; the guards clear the
-/// tail bits afterwards (the routing never sets them: the lookups' are
-/// clear).
-fn write_outputs<const P: usize>(outputs: &mut [(usize, Bitmap)], write: impl FnOnce(&mut [&mut [u64]; P])) {
-    let mut guards: [Option<WordsMut<'_>>; P] = [const { None }; P];
-    for (guard, (_, bitmap)) in guards.iter_mut().zip(outputs.iter_mut()) {
-        *guard = Some(bitmap.words_mut());
-    }
-    let mut words: [&mut [u64]; P] = core::array::from_fn(|_| <&mut [u64]>::default());
-    for (slot, guard) in words.iter_mut().zip(guards.iter_mut().flatten()) {
-        *slot = &mut guard[..];
-    }
-    write(&mut words);
 }
 
 /// Where each class's keys go next: its current owner and that owner's
@@ -409,13 +394,13 @@ const MAX_CHANGES: usize = MAX_KERNEL_PARTICIPANTS << (MAX_KERNEL_PARTICIPANTS -
 /// routes the runs between them with fixed owners, and splits only those
 /// words class by class.
 fn route_changing_block<const P: usize, const C: usize>(
-    inputs: &[&[u64]; P],
-    outputs: &mut [&mut [u64]; P],
+    router: &mut Router<'_, '_, '_, P>,
     range: core::ops::Range<usize>,
     record: &[u64],
     owners: &Owners<P, C>,
     flow: &[[u64; P]; C],
 ) {
+    let inputs = router.inputs;
     let held = |word: usize| -> [u64; P] { core::array::from_fn(|p| inputs[p][word]) };
     // The words where some class changes owner: (word, class, its owner and
     // quota left at the start of the word).
@@ -453,11 +438,10 @@ fn route_changing_block<const P: usize, const C: usize>(
     changes.sort_unstable_by_key(|&(word, class, ..)| (word, class));
 
     let mut routing = Owners::<P, C> { owner: owners.owner, left: owners.left };
-    let mut start = range.start;
     let mut at = 0;
     while at < changes.len() {
         let word = changes[at].0;
-        route_fixed::<P>(inputs, outputs, start..word, &routing.tables());
+        router.fixed(word, routing.tables());
         // Every class to its current owner, and the changing ones split
         // where their quotas end.
         let masks = class_masks::<P, C>(held(word));
@@ -475,12 +459,9 @@ fn route_changing_block<const P: usize, const C: usize>(
                 out[usize::from(routing.owner[class])] |= mask;
             }
         }
-        for (output, bits) in outputs.iter_mut().zip(out) {
-            output[word] = bits;
-        }
-        start = word + 1;
+        router.push(out);
     }
-    route_fixed::<P>(inputs, outputs, start..range.end, &routing.tables());
+    router.fixed(range.end, routing.tables());
 }
 
 /// `bits` without its `n` lowest set bits.
@@ -492,19 +473,46 @@ fn clear_lowest_ones(mut bits: u64, n: u64) -> u64 {
     bits
 }
 
-/// Routes the words `range` with fixed owners: output `a` is lookup `a`
-/// AND the entry of `tables[a]` the other lookups select, in one pass of
-/// [`kernel::split_by_tables`].
-#[inline]
-fn route_fixed<const P: usize>(
-    inputs: &[&[u64]; P],
-    outputs: &mut [&mut [u64]; P],
-    range: core::ops::Range<usize>,
-    tables: &[u8; P],
-) {
-    let inputs: [&[u64]; P] = core::array::from_fn(|p| &inputs[p][range.clone()]);
-    let mut outputs = outputs.each_mut().map(|output| &mut output[range.clone()]);
-    kernel::split_by_tables(&inputs, tables, &mut outputs);
+/// Writes the outputs front to back: runs of words with fixed owners
+/// (output `a` is lookup `a` AND the entry of its table that the other
+/// lookups select), merged while the tables stay the same and written by
+/// one [`kernel::split_by_tables`] pass each, and single words split class
+/// by class.
+struct Router<'r, 'w, 'o, const P: usize> {
+    inputs: &'r [&'r [u64]; P],
+    writer: &'w mut SplitWriter<'o, P>,
+    /// The tables of the run not yet written.
+    tables: [u8; P],
+    /// Where that run ends (the writer's position if there is none).
+    end: usize,
+}
+
+impl<const P: usize> Router<'_, '_, '_, P> {
+    /// Routes the words up to `end` with fixed owners, as `tables` say.
+    #[inline]
+    fn fixed(&mut self, end: usize, tables: [u8; P]) {
+        if tables != self.tables {
+            self.flush();
+            self.tables = tables;
+        }
+        self.end = end;
+    }
+
+    /// Writes the next word: `words[a]` to output `a`.
+    #[inline]
+    fn push(&mut self, words: [u64; P]) {
+        self.flush();
+        self.writer.push(words);
+        self.end = self.writer.written_words();
+    }
+
+    /// Writes the run routed so far.
+    fn flush(&mut self) {
+        let start = self.writer.written_words();
+        if self.end > start {
+            self.writer.split_by_tables(self.inputs, &self.tables, self.end - start);
+        }
+    }
 }
 
 #[cfg(test)]
