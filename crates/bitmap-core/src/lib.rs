@@ -113,6 +113,9 @@
 //! assert_eq!([split[0].to_string(), split[1].to_string()], ["1100", "0010"]);
 //! ```
 //!
+//! A split whose routing changes along the bits is written run by run with
+//! a [`SplitWriter`], each word once, into buffers that are never zeroed.
+//!
 //! # Iteration
 //!
 //! ```
