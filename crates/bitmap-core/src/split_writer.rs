@@ -178,19 +178,7 @@ impl<const N: usize> core::fmt::Debug for SplitWriter<'_, N> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Deterministic noise words.
-    fn noise(words: usize, seed: u64) -> Vec<u64> {
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..words)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state
-            })
-            .collect()
-    }
+    use crate::kernel::tests::XorShift;
 
     /// Reused outputs full of ones, and fresh ones, written by runs and
     /// pushes, against the split of the same words in place.
@@ -200,7 +188,7 @@ mod tests {
             let words = words_for(len);
             let inputs: Vec<Bitmap> = (0..3)
                 .map(|p| {
-                    let mut words = noise(words, p);
+                    let mut words = XorShift(0x9E37_79B9_7F4A_7C15 + p).words(words, 4);
                     if let (Some(mask), Some(last)) = (tail_mask(len), words.last_mut()) {
                         *last &= mask;
                     }

@@ -67,7 +67,7 @@ mod aarch64;
 mod x86_64;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use classes::MAX_CLASS_INPUTS;
 use classes::{check_class_counts, check_split_by_tables};

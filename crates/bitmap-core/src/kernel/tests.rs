@@ -32,10 +32,10 @@ const DENSITIES: &[u32] = if cfg!(miri) { &[2, 4] } else { &[0, 1, 2, 3, 4] };
 
 /// A deterministic xorshift generator: the tests need varied bits, not
 /// statistical quality, and no dependency.
-struct XorShift(u64);
+pub(crate) struct XorShift(pub(crate) u64);
 
 impl XorShift {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x << 13;
         x ^= x >> 7;
@@ -46,7 +46,7 @@ impl XorShift {
 
     /// Words of several densities, chosen by `seed`: empty, full, sparse,
     /// dense and uniform, so that early exits and carries are all exercised.
-    fn words(&mut self, n: usize, density: u32) -> Vec<u64> {
+    pub(crate) fn words(&mut self, n: usize, density: u32) -> Vec<u64> {
         (0..n)
             .map(|_| match density % 5 {
                 0 => 0,
