@@ -83,7 +83,7 @@ pub const SMALL_WORDS: usize = 4;
 
 /// Which instruction set a kernel is written for.
 ///
-/// `#[non_exhaustive]`: an AVX-512 kernel may be added later.
+/// `#[non_exhaustive]`: more kernels may be added later.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum KernelKind {
@@ -93,13 +93,16 @@ pub enum KernelKind {
     Portable,
     /// x86-64 AVX2 through `core::arch`.
     Avx2,
+    /// x86-64 AVX-512 (F, BW, VL and VPOPCNTDQ) through `core::arch`.
+    Avx512,
     /// aarch64 NEON through `core::arch`.
     Neon,
 }
 
 impl KernelKind {
     /// Every kernel kind, available here or not, slowest first.
-    pub const ALL: [KernelKind; 4] = [KernelKind::Scalar, KernelKind::Portable, KernelKind::Avx2, KernelKind::Neon];
+    pub const ALL: [KernelKind; 5] =
+        [KernelKind::Scalar, KernelKind::Portable, KernelKind::Avx2, KernelKind::Avx512, KernelKind::Neon];
 
     /// The kernel's name, as `BITMAP_CORE_KERNEL` takes it.
     ///
@@ -113,6 +116,7 @@ impl KernelKind {
             KernelKind::Scalar => "scalar",
             KernelKind::Portable => "portable",
             KernelKind::Avx2 => "avx2",
+            KernelKind::Avx512 => "avx512",
             KernelKind::Neon => "neon",
         }
     }
@@ -130,6 +134,8 @@ impl KernelKind {
             KernelKind::Portable => Some(&portable::FNS),
             #[cfg(target_arch = "x86_64")]
             KernelKind::Avx2 if x86_64::avx2::is_available() => Some(&x86_64::avx2::FNS),
+            #[cfg(target_arch = "x86_64")]
+            KernelKind::Avx512 if x86_64::avx512::is_available() => Some(&x86_64::avx512::FNS),
             #[cfg(target_arch = "aarch64")]
             KernelKind::Neon if aarch64::neon::is_available() => Some(&aarch64::neon::FNS),
             _ => None,
@@ -159,7 +165,7 @@ impl FromStr for KernelKind {
 #[non_exhaustive]
 pub enum KernelError {
     /// The name is not a kernel's.
-    #[error("unknown kernel {name:?}: expected one of scalar, portable, avx2, neon, auto")]
+    #[error("unknown kernel {name:?}: expected one of scalar, portable, avx2, avx512, neon, auto")]
     Unknown {
         /// The name that was given.
         name: String,

@@ -1,21 +1,59 @@
 //! Builds a kernel's function table from a [`Vector`](super::vector::Vector)
 //! type: one `#[target_feature]` wrapper per operation around the generic
 //! loop, so that each instruction set is a `Vector` impl and one macro call.
+//!
+//! A kernel whose instruction set changes the algorithm of some operations
+//! (AVX-512: `vpopcntq` makes Harley–Seal pointless, `vpternlogq` fuses three
+//! inputs, `k` masks replace scalar tails) names its own functions for those
+//! entries and takes the generic wrapper for every other one, so an
+//! operation added to the table reaches every kernel without touching it.
 
 /// `simd_kernel_table!(VectorType, "feature,list")` defines `pub(crate) static
 /// FNS: KernelFns` whose functions run the generic loops over `VectorType`,
 /// compiled with the listed target features. Without a feature list the
 /// wrappers are plain functions (for the portable kernel).
+///
+/// `simd_kernel_table!(VectorType, "feature,list", { entry: function, … })`
+/// does the same but puts the kernel's own `function` in each listed
+/// `entry` (a function with the entry's signature, which must require no
+/// CPU features beyond the listed ones); the other entries stay generic.
+/// The generic wrappers then live in a submodule, `generic_table`, so the
+/// kernel's own functions may have the operations' names.
 macro_rules! simd_kernel_table {
+    ($vector:ty, $feature:literal, { $($entry:ident: $function:path),* $(,)? }) => {
+        /// The generic loops over this kernel's vector type, for the
+        /// operations the kernel has no function of its own for.
+        mod generic_table {
+            #[allow(unused_imports)] // which of them the wrappers need varies
+            use super::*;
+            $crate::kernel::simd_table::simd_kernel_table!(@generic $vector, $feature);
+        }
+
+        /// This kernel's function table: its own functions where it has
+        /// them, the generic loops elsewhere. Its functions require the CPU
+        /// features of the kernel: reach it only through a
+        /// [`Kernel`]($crate::kernel::Kernel), whose constructor checks them.
+        // A kernel may have its own function for every entry there is; the
+        // update still supplies the generic loop for any entry added later.
+        #[allow(clippy::needless_update)]
+        pub(crate) static FNS: $crate::kernel::KernelFns =
+            $crate::kernel::KernelFns { $($entry: $function,)* ..generic_table::GENERIC_FNS };
+    };
     ($vector:ty $(, $feature:literal)?) => {
-        use $crate::kernel::generic::{self, And, AndNot, Inverted, Or, Pair, Words, Xor};
-        use $crate::kernel::KernelFns;
-        use core::mem::MaybeUninit;
+        $crate::kernel::simd_table::simd_kernel_table!(@generic $vector $(, $feature)?);
 
         /// This kernel's function table. Its functions require the CPU
         /// features of the kernel: reach it only through a
         /// [`Kernel`]($crate::kernel::Kernel), whose constructor checks them.
-        pub(crate) static FNS: KernelFns = KernelFns {
+        pub(crate) static FNS: KernelFns = GENERIC_FNS;
+    };
+    (@generic $vector:ty $(, $feature:literal)?) => {
+        use $crate::kernel::generic::{self, And, AndNot, Inverted, Or, Pair, Words, Xor};
+        use $crate::kernel::KernelFns;
+        use core::mem::MaybeUninit;
+
+        /// The generic loop of every operation over this vector type.
+        pub(super) const GENERIC_FNS: KernelFns = KernelFns {
             popcount,
             and_popcount,
             or_popcount,

@@ -59,6 +59,28 @@ impl XorShift {
     }
 }
 
+/// The environment variable that restricts the kernels these tests check
+/// (comma-separated names; all available ones if unset). For Miri jobs that
+/// add a kernel: the AVX-512 build also makes the AVX2 and portable kernels
+/// available, which another job already checks.
+const TEST_KERNELS_VAR: &str = "BITMAP_CORE_TEST_KERNELS";
+
+/// The kernels the tests below check: every kernel this CPU can run, or
+/// those [`TEST_KERNELS_VAR`] names. Naming one that is unknown or
+/// unavailable here fails, so a test job cannot silently check nothing.
+fn tested_kernels() -> Vec<Kernel> {
+    let Ok(names) = std::env::var(TEST_KERNELS_VAR) else { return Kernel::available() };
+    names
+        .split(',')
+        .filter(|name| !name.trim().is_empty())
+        .map(|name| {
+            name.parse::<KernelKind>()
+                .and_then(Kernel::new)
+                .unwrap_or_else(|error| panic!("{TEST_KERNELS_VAR}={names:?}: {error}"))
+        })
+        .collect()
+}
+
 fn bits(w: u64) -> impl Iterator<Item = bool> {
     (0..64).map(move |b| w >> b & 1 == 1)
 }
@@ -100,19 +122,54 @@ fn every_kernel_is_listed_and_names_round_trip() {
     }
     #[cfg(target_arch = "x86_64")]
     assert_eq!(KernelKind::Avx2.is_available(), std::is_x86_feature_detected!("avx2"));
+    #[cfg(target_arch = "x86_64")]
+    assert_eq!(
+        KernelKind::Avx512.is_available(),
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512vpopcntdq")
+    );
     #[cfg(target_arch = "aarch64")]
     assert!(KernelKind::Neon.is_available());
     #[cfg(not(target_arch = "x86_64"))]
     assert_eq!(Kernel::new(KernelKind::Avx2), Err(KernelError::Unavailable { kind: KernelKind::Avx2 }));
+    #[cfg(not(target_arch = "x86_64"))]
+    assert_eq!(Kernel::new(KernelKind::Avx512), Err(KernelError::Unavailable { kind: KernelKind::Avx512 }));
     #[cfg(not(target_arch = "aarch64"))]
     assert_eq!(Kernel::new(KernelKind::Neon), Err(KernelError::Unavailable { kind: KernelKind::Neon }));
-    assert!(matches!("avx512".parse::<KernelKind>(), Err(KernelError::Unknown { .. })));
+    assert!(matches!("avx1024".parse::<KernelKind>(), Err(KernelError::Unknown { .. })));
+}
+
+/// Says which kernels the tests here check, and that the AVX-512 kernel was
+/// skipped where the CPU lacks it (shown with `--nocapture`): most CPUs do,
+/// and a skip should be visible rather than look like a pass.
+#[test]
+fn reports_the_kernels_tested() {
+    let tested: Vec<&str> = tested_kernels().iter().map(|k| k.name()).collect();
+    eprintln!("kernels tested: {}", tested.join(", "));
+    if cfg!(target_arch = "x86_64") && !KernelKind::Avx512.is_available() {
+        eprintln!("skipped: the avx512 kernel (this CPU lacks AVX512F, BW, VL or VPOPCNTDQ)");
+    }
+    assert!(!tested.is_empty());
+}
+
+/// `Kernel::best` picks the AVX-512 kernel where the CPU has it, else AVX2
+/// (see `docs/PERFORMANCE.md` on why AVX-512 is preferred for every
+/// operation).
+#[test]
+fn best_prefers_avx512_where_available() {
+    if KernelKind::Avx512.is_available() {
+        assert_eq!(Kernel::best().kind(), KernelKind::Avx512);
+    } else if KernelKind::Avx2.is_available() {
+        assert_eq!(Kernel::best().kind(), KernelKind::Avx2);
+    }
 }
 
 #[test]
 fn popcount_matches_reference() {
     let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
-    for kernel in Kernel::available() {
+    for kernel in tested_kernels() {
         for n in lengths() {
             for &offset in OFFSETS {
                 for &density in DENSITIES {
@@ -147,7 +204,7 @@ fn fused_counts_and_assignments_match_reference() {
                 })
                 .collect();
             let inverted: Vec<u64> = a.iter().map(|&w| !w).collect();
-            for kernel in Kernel::available() {
+            for kernel in tested_kernels() {
                 for (name, expected, count) in &expected {
                     let fused = match *name {
                         "and" => kernel.and_popcount(a_view, b_view),
@@ -178,7 +235,7 @@ fn fused_counts_and_assignments_match_reference() {
 
 #[test]
 fn kernels_never_write_past_the_slice() {
-    for kernel in Kernel::available() {
+    for kernel in tested_kernels() {
         for n in lengths() {
             let src = vec![u64::MAX; n + 8];
             let mut buf = vec![0u64; n + 8];
@@ -201,7 +258,7 @@ fn kernels_never_write_past_the_slice() {
 fn union_many_matches_reference() {
     let mut rng = XorShift(0xD1B5_4A32_D192_ED03);
     let input_counts = if cfg!(miri) { vec![0, 1, 3] } else { (0..=9).collect() };
-    for kernel in Kernel::available() {
+    for kernel in tested_kernels() {
         for n in lengths() {
             for &count in &input_counts {
                 let inputs: Vec<Vec<u64>> = (0..count).map(|i| rng.words(n, (i + n) as u32 % 5)).collect();
@@ -233,7 +290,7 @@ fn first_wins_matches_reference() {
     let mut rng = XorShift(0xA076_1D64_78BD_642F);
     let input_counts = if cfg!(miri) { vec![0, 1, 3] } else { (0..=9).collect() };
     let lengths: Vec<usize> = lengths().into_iter().filter(|&n| n <= 300).collect();
-    for kernel in Kernel::available() {
+    for kernel in tested_kernels() {
         for &n in &lengths {
             for &count in &input_counts {
                 let inputs: Vec<Vec<u64>> = (0..count).map(|i| rng.words(n, (i * 3 + n) as u32 % 5)).collect();
@@ -256,7 +313,7 @@ fn first_wins_uninit_writes_every_word() {
     let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
     let input_counts = if cfg!(miri) { vec![3] } else { (1..=9).collect() };
     let lengths: Vec<usize> = loop_shape_lengths().into_iter().filter(|&n| n <= 300).collect();
-    for kernel in Kernel::available() {
+    for kernel in tested_kernels() {
         for &n in &lengths {
             for &count in &input_counts {
                 let inputs: Vec<Vec<u64>> = (0..count).map(|i| rng.words(n, (i * 5 + n) as u32 % 5)).collect();
@@ -334,7 +391,7 @@ fn class_counts_match_reference() {
                         expected[class] += 1;
                     }
                 }
-                for kernel in Kernel::available() {
+                for kernel in tested_kernels() {
                     // Dirty counts: the kernel must overwrite every one.
                     let mut counts = vec![u64::MAX; 1 << count];
                     kernel.class_counts(&views, &mut counts);
@@ -373,7 +430,7 @@ fn split_by_tables_matches_reference() {
                     }
                 }
             }
-            for kernel in Kernel::available() {
+            for kernel in tested_kernels() {
                 let mut outputs: Vec<Vec<u64>> = (0..count).map(|_| placed(&rng.words(n, 4), 1)).collect();
                 let mut output_views: Vec<&mut [u64]> = outputs.iter_mut().map(|o| &mut o[1..]).collect();
                 kernel.split_by_tables(&views, &tables, &mut output_views);
@@ -424,7 +481,7 @@ fn split_by_tables_rejects_entries_past_the_others() {
 
 #[test]
 fn positions_match_reference() {
-    for kernel in Kernel::available() {
+    for kernel in tested_kernels() {
         for n in lengths() {
             let zeros = vec![0u64; n];
             let ones = vec![u64::MAX; n];
@@ -541,7 +598,7 @@ fn environment_variable_forces_or_rejects_a_kernel() {
         eprintln!("skipped: this test binary cannot start itself here (emulated target?)");
         return;
     }
-    for kernel in Kernel::available() {
+    for kernel in tested_kernels() {
         run_child(kernel.name(), &format!("ok {kernel}"));
         run_child(&kernel.name().to_uppercase(), &format!("ok {kernel}"));
     }

@@ -1,0 +1,851 @@
+//! The AVX-512 kernel: 8 words per `__m512i` register, with `vpopcntq`
+//! (AVX512-VPOPCNTDQ) counts, `vpternlogq` three-input logic and `k`-mask
+//! loads and stores for the tails.
+//!
+//! Most operations have their own loop here rather than the generic one,
+//! because AVX-512 changes the algorithm, not just the register width:
+//!
+//! - counts: `vpopcntq` counts each lane in one instruction, so the
+//!   Harley–Seal carry-save tree that the AVX2 kernel needs to amortise its
+//!   `vpshufb` popcount is pure overhead; four plain accumulators instead.
+//! - `first_wins`: inputs are taken in pairs, `out[a + 1] = in[a + 1] &
+//!   !(claimed | in[a])` and `claimed |= in[a] | in[a + 1]` are one
+//!   `vpternlogq` each, which saves an instruction per pair and halves the
+//!   dependency chain through `claimed`. `union_many` ORs two sources per
+//!   instruction the same way.
+//! - `split_by_tables`: each node of the multiplexer tree is one
+//!   `vpternlogq` bitwise select instead of two or three operations.
+//! - `class_counts`: each intersection is one AND of a smaller one (sets in
+//!   ascending order), then a `vpopcntq` per set.
+//! - tails: the last `n % 8` words are one masked load (`vmovdqu64` with a
+//!   `k` mask, lanes past the end neither read nor written) instead of a
+//!   scalar loop of up to seven words.
+//!
+//! Any operation not listed in the table at the bottom runs the generic loop
+//! over the [`Vector`] impl below.
+//!
+//! # Miri
+//!
+//! Miri interprets every intrinsic used here except `vpternlogq`, which
+//! lowers to an LLVM intrinsic Miri does not implement. Under Miri,
+//! [`ternlog`] therefore evaluates the same truth table with AND/OR/NOT
+//! (see `ternlog_emulated`), so Miri checks every memory access of this
+//! kernel and every truth-table constant, though not the `vpternlogq`
+//! instruction itself.
+
+use core::arch::x86_64::*;
+use core::marker::PhantomData;
+use core::mem::MaybeUninit;
+
+use crate::kernel::classes::exact_from_common;
+use crate::kernel::generic::{And, AndNot, BinaryOp, Or, Xor};
+use crate::kernel::vector::Vector;
+
+/// Whether this CPU can run the AVX-512 kernel: AVX512F (the 512-bit
+/// registers and `k` masks), AVX512BW and AVX512VL (checked because every
+/// CPU that has VPOPCNTDQ has them, and the build enables them), and
+/// AVX512-VPOPCNTDQ (`vpopcntq`). AVX2 and popcnt are implied by those on
+/// every real CPU, but the build enables them too, so they are checked too.
+#[inline]
+pub(crate) fn is_available() -> bool {
+    std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("avx512vl")
+        && std::is_x86_feature_detected!("avx512vpopcntdq")
+        && std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("popcnt")
+}
+
+/// Words per register.
+const W: usize = 8;
+
+// SAFETY (every method below): each intrinsic requires AVX512F or
+// AVX512-VPOPCNTDQ, which the `Vector` contract makes the caller guarantee;
+// pointer intrinsics are the unaligned forms and the caller guarantees 8
+// valid words.
+impl Vector for __m512i {
+    const WORDS: usize = W;
+
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        // SAFETY: see the impl comment.
+        unsafe { _mm512_setzero_si512() }
+    }
+    #[inline(always)]
+    unsafe fn splat(word: u64) -> Self {
+        // SAFETY: see the impl comment.
+        unsafe { _mm512_set1_epi64(word as i64) }
+    }
+    #[inline(always)]
+    unsafe fn load(ptr: *const u64) -> Self {
+        // SAFETY: see the impl comment.
+        unsafe { _mm512_loadu_si512(ptr.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn store(self, ptr: *mut u64) {
+        // SAFETY: see the impl comment.
+        unsafe { _mm512_storeu_si512(ptr.cast(), self) }
+    }
+    #[inline(always)]
+    unsafe fn and(self, other: Self) -> Self {
+        // SAFETY: see the impl comment.
+        unsafe { _mm512_and_si512(self, other) }
+    }
+    #[inline(always)]
+    unsafe fn or(self, other: Self) -> Self {
+        // SAFETY: see the impl comment.
+        unsafe { _mm512_or_si512(self, other) }
+    }
+    #[inline(always)]
+    unsafe fn xor(self, other: Self) -> Self {
+        // SAFETY: see the impl comment.
+        unsafe { _mm512_xor_si512(self, other) }
+    }
+    #[inline(always)]
+    unsafe fn and_not(self, other: Self) -> Self {
+        // `vpandnq` computes `!first & second`.
+        // SAFETY: see the impl comment.
+        unsafe { _mm512_andnot_si512(other, self) }
+    }
+    #[inline(always)]
+    unsafe fn not(self) -> Self {
+        // SAFETY: see the impl comment.
+        unsafe { _mm512_xor_si512(self, _mm512_set1_epi64(-1)) }
+    }
+    #[inline(always)]
+    unsafe fn is_zero(self) -> bool {
+        // SAFETY: see the impl comment.
+        unsafe { _mm512_test_epi64_mask(self, self) == 0 }
+    }
+    #[inline(always)]
+    unsafe fn popcount_lanes(self) -> Self {
+        // SAFETY: see the impl comment (AVX512-VPOPCNTDQ).
+        unsafe { _mm512_popcnt_epi64(self) }
+    }
+    #[inline(always)]
+    unsafe fn add_lanes(self, other: Self) -> Self {
+        // SAFETY: see the impl comment.
+        unsafe { _mm512_add_epi64(self, other) }
+    }
+    #[inline(always)]
+    unsafe fn sum_lanes(self) -> u64 {
+        // SAFETY: see the impl comment.
+        unsafe { _mm512_reduce_add_epi64(self) as u64 }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Three-input logic
+// ---------------------------------------------------------------------------
+
+/// `vpternlogq` truth tables: bit `(a << 2) | (b << 1) | c` of the constant
+/// is the result for input bits `a`, `b`, `c`.
+mod truth_table {
+    /// `a & !(b | c)`: an input's bits that neither `b` nor `c` claimed.
+    pub(super) const AND_NOT_EITHER: i32 = 0x10;
+    /// `a | b | c`.
+    pub(super) const OR3: i32 = 0xFE;
+    /// `if a { b } else { c }`, bit by bit: one node of a multiplexer.
+    pub(super) const SELECT: i32 = 0xCA;
+}
+
+/// The bitwise function of three words whose truth table is `imm`, as
+/// `vpternlogq` defines it: the OR of the minterms whose bits are set. The
+/// reference for the truth-table constants, and what `ternlog_emulated`
+/// computes lane by lane under Miri.
+#[cfg(test)]
+fn ternlog_word(imm: i32, a: u64, b: u64, c: u64) -> u64 {
+    let pick = |word: u64, set: bool| if set { word } else { !word };
+    (0..8)
+        .filter(|index| imm >> index & 1 == 1)
+        .map(|index| pick(a, index & 4 != 0) & pick(b, index & 2 != 0) & pick(c, index & 1 != 0))
+        .fold(0, |result, term| result | term)
+}
+
+/// `vpternlogq` with truth table `IMM` (see [`truth_table`]).
+///
+/// # Safety
+/// The CPU supports AVX512F.
+#[inline(always)]
+unsafe fn ternlog<const IMM: i32>(a: __m512i, b: __m512i, c: __m512i) -> __m512i {
+    #[cfg(not(miri))]
+    // SAFETY: the caller guarantees AVX512F.
+    return unsafe { _mm512_ternarylogic_epi64::<IMM>(a, b, c) };
+    #[cfg(miri)]
+    // SAFETY: the caller guarantees AVX512F.
+    return unsafe { ternlog_emulated::<IMM>(a, b, c) };
+}
+
+/// [`ternlog`] for Miri, which does not implement `vpternlogq`: the OR of
+/// the minterms whose bits are set in `IMM`, as `ternlog_word` computes
+/// it, with AND, OR and XOR (which Miri does implement).
+///
+/// # Safety
+/// The CPU supports AVX512F.
+#[cfg(miri)]
+#[inline(always)]
+unsafe fn ternlog_emulated<const IMM: i32>(a: __m512i, b: __m512i, c: __m512i) -> __m512i {
+    // SAFETY: the caller guarantees AVX512F.
+    unsafe {
+        let pick = |v: __m512i, set: bool| if set { v } else { v.not() };
+        let mut result = __m512i::zero();
+        for index in 0..8 {
+            if IMM >> index & 1 == 1 {
+                let term = pick(a, index & 4 != 0).and(pick(b, index & 2 != 0)).and(pick(c, index & 1 != 0));
+                result = result.or(term);
+            }
+        }
+        result
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Masked loads and stores
+// ---------------------------------------------------------------------------
+
+/// The `k` mask of the first `n` lanes, `n` at most 8.
+#[inline(always)]
+fn first_lanes(n: usize) -> __mmask8 {
+    debug_assert!(n <= W);
+    ((1u16 << n) - 1) as __mmask8
+}
+
+/// Loads 8 words from `ptr`, or with `TAIL` only the lanes of `mask`
+/// (the others are zero and their memory is not read).
+///
+/// # Safety
+/// The words of the lanes loaded are readable; the CPU supports AVX512F.
+#[inline(always)]
+unsafe fn load<const TAIL: bool>(ptr: *const u64, mask: __mmask8) -> __m512i {
+    // SAFETY: the caller guarantees the lanes read and AVX512F; masked-off
+    // lanes are not accessed.
+    unsafe { if TAIL { _mm512_maskz_loadu_epi64(mask, ptr.cast()) } else { _mm512_loadu_si512(ptr.cast()) } }
+}
+
+/// Stores 8 words to `ptr`, or with `TAIL` only the lanes of `mask` (the
+/// memory of the others is not touched).
+///
+/// # Safety
+/// The words of the lanes stored are writable; the CPU supports AVX512F.
+#[inline(always)]
+unsafe fn store<const TAIL: bool>(ptr: *mut u64, mask: __mmask8, v: __m512i) {
+    // SAFETY: the caller guarantees the lanes written and AVX512F; masked-off
+    // lanes are not accessed.
+    unsafe {
+        if TAIL {
+            _mm512_mask_storeu_epi64(ptr.cast(), mask, v)
+        } else {
+            _mm512_storeu_si512(ptr.cast(), v)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Counts
+// ---------------------------------------------------------------------------
+
+/// What a count reads: one slice, or a binary operation over two.
+trait Operand: Copy {
+    /// Words `i .. i + 8`, or with `TAIL` only the lanes of `mask`; lanes
+    /// not loaded count as zero bits.
+    ///
+    /// # Safety
+    /// The words loaded are within the slices; the CPU supports AVX512F.
+    unsafe fn vector<const TAIL: bool>(self, i: usize, mask: __mmask8) -> __m512i;
+}
+
+/// The words of one slice.
+#[derive(Clone, Copy)]
+struct One(*const u64);
+
+impl Operand for One {
+    #[inline(always)]
+    unsafe fn vector<const TAIL: bool>(self, i: usize, mask: __mmask8) -> __m512i {
+        // SAFETY: the caller keeps the lanes loaded within the slice.
+        unsafe { load::<TAIL>(self.0.add(i), mask) }
+    }
+}
+
+/// `O` over two slices. Lanes not loaded are zero in both, and every
+/// [`BinaryOp`] maps two zeros to zero, so they still count as zero bits.
+#[derive(Clone, Copy)]
+struct Two<O>(*const u64, *const u64, PhantomData<O>);
+
+impl<O: BinaryOp> Two<O> {
+    #[inline(always)]
+    fn new(a: &[u64], b: &[u64]) -> Self {
+        Two(a.as_ptr(), b.as_ptr(), PhantomData)
+    }
+}
+
+impl<O: BinaryOp> Operand for Two<O> {
+    #[inline(always)]
+    unsafe fn vector<const TAIL: bool>(self, i: usize, mask: __mmask8) -> __m512i {
+        // SAFETY: the caller keeps the lanes loaded within both slices and
+        // guarantees AVX512F.
+        unsafe { O::vector(load::<TAIL>(self.0.add(i), mask), load::<TAIL>(self.1.add(i), mask)) }
+    }
+}
+
+/// The set bits of the first `n` words of `src`: a `vpopcntq` per vector
+/// into four accumulators (four independent `vpaddq` chains), the tail as
+/// one masked vector.
+///
+/// # Safety
+/// `src` is valid for `n` words; the CPU supports the kernel's features.
+#[inline(always)]
+unsafe fn count<S: Operand>(src: S, n: usize) -> u64 {
+    let full = first_lanes(W);
+    let mut i = 0;
+    // SAFETY: every vector read is within the first `n` words (checked by
+    // the loop conditions, the tail by its mask); the caller guarantees the
+    // features.
+    unsafe {
+        let mut acc = [__m512i::zero(); 4];
+        while i + 4 * W <= n {
+            for (k, acc) in acc.iter_mut().enumerate() {
+                *acc = acc.add_lanes(src.vector::<false>(i + k * W, full).popcount_lanes());
+            }
+            i += 4 * W;
+        }
+        while i + W <= n {
+            acc[0] = acc[0].add_lanes(src.vector::<false>(i, full).popcount_lanes());
+            i += W;
+        }
+        if i < n {
+            acc[1] = acc[1].add_lanes(src.vector::<true>(i, first_lanes(n - i)).popcount_lanes());
+        }
+        acc[0].add_lanes(acc[1]).add_lanes(acc[2].add_lanes(acc[3])).sum_lanes()
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn popcount(words: &[u64]) -> u64 {
+    // SAFETY: `One` covers `words.len()` words; the caller guarantees the
+    // CPU features this function is compiled for.
+    unsafe { count(One(words.as_ptr()), words.len()) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn and_popcount(a: &[u64], b: &[u64]) -> u64 {
+    // SAFETY: the pair is read over the shorter length; the caller
+    // guarantees the CPU features.
+    unsafe { count(Two::<And>::new(a, b), a.len().min(b.len())) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn or_popcount(a: &[u64], b: &[u64]) -> u64 {
+    // SAFETY: as `and_popcount`.
+    unsafe { count(Two::<Or>::new(a, b), a.len().min(b.len())) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn xor_popcount(a: &[u64], b: &[u64]) -> u64 {
+    // SAFETY: as `and_popcount`.
+    unsafe { count(Two::<Xor>::new(a, b), a.len().min(b.len())) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn and_not_popcount(a: &[u64], b: &[u64]) -> u64 {
+    // SAFETY: as `and_popcount`.
+    unsafe { count(Two::<AndNot>::new(a, b), a.len().min(b.len())) }
+}
+
+// ---------------------------------------------------------------------------
+// In-place operations
+// ---------------------------------------------------------------------------
+
+/// `dst[i] = O(dst[i], src[i])` over the common length, the tail masked.
+///
+/// # Safety
+/// The CPU supports the kernel's features.
+#[inline(always)]
+unsafe fn assign<O: BinaryOp>(dst: &mut [u64], src: &[u64]) {
+    let n = dst.len().min(src.len());
+    let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
+    let full = first_lanes(W);
+    let mut i = 0;
+    // SAFETY: every vector read or written is within the first `n` words of
+    // both slices (the loop conditions, the tail's mask); the caller
+    // guarantees the features.
+    unsafe {
+        while i + 4 * W <= n {
+            // (Loops, not `array::map`: closures are not compiled with this
+            // function's target features, so intrinsics in them would not
+            // inline.)
+            let (mut a, mut b) = ([__m512i::zero(); 4], [__m512i::zero(); 4]);
+            for k in 0..4 {
+                (a[k], b[k]) = (load::<false>(d.add(i + k * W), full), load::<false>(s.add(i + k * W), full));
+            }
+            for k in 0..4 {
+                store::<false>(d.add(i + k * W), full, O::vector(a[k], b[k]));
+            }
+            i += 4 * W;
+        }
+        while i + W <= n {
+            store::<false>(d.add(i), full, O::vector(load::<false>(d.add(i), full), load::<false>(s.add(i), full)));
+            i += W;
+        }
+        if i < n {
+            let mask = first_lanes(n - i);
+            store::<true>(d.add(i), mask, O::vector(load::<true>(d.add(i), mask), load::<true>(s.add(i), mask)));
+        }
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn and_assign(dst: &mut [u64], src: &[u64]) {
+    // SAFETY: the caller guarantees the CPU features.
+    unsafe { assign::<And>(dst, src) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn or_assign(dst: &mut [u64], src: &[u64]) {
+    // SAFETY: the caller guarantees the CPU features.
+    unsafe { assign::<Or>(dst, src) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn xor_assign(dst: &mut [u64], src: &[u64]) {
+    // SAFETY: the caller guarantees the CPU features.
+    unsafe { assign::<Xor>(dst, src) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn and_not_assign(dst: &mut [u64], src: &[u64]) {
+    // SAFETY: the caller guarantees the CPU features.
+    unsafe { assign::<AndNot>(dst, src) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn not_assign(dst: &mut [u64]) {
+    let n = dst.len();
+    let d = dst.as_mut_ptr();
+    let full = first_lanes(W);
+    let mut i = 0;
+    // SAFETY: every vector read or written is within the slice (the loop
+    // conditions, the tail's mask); the caller guarantees the features.
+    unsafe {
+        while i + 4 * W <= n {
+            let mut a = [__m512i::zero(); 4];
+            for (k, a) in a.iter_mut().enumerate() {
+                *a = load::<false>(d.add(i + k * W), full);
+            }
+            for (k, a) in a.into_iter().enumerate() {
+                store::<false>(d.add(i + k * W), full, a.not());
+            }
+            i += 4 * W;
+        }
+        while i + W <= n {
+            store::<false>(d.add(i), full, load::<false>(d.add(i), full).not());
+            i += W;
+        }
+        if i < n {
+            let mask = first_lanes(n - i);
+            store::<true>(d.add(i), mask, load::<true>(d.add(i), mask).not());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Many inputs
+// ---------------------------------------------------------------------------
+
+/// One vector of `union_many` at word `i`: the sources two at a time, one
+/// `vpternlogq` OR of three per pair.
+///
+/// # Safety
+/// Every source and `d` hold the lanes at `i` that `TAIL`/`mask` select; the
+/// CPU supports the kernel's features.
+#[inline(always)]
+unsafe fn union_step<const TAIL: bool>(d: *mut u64, srcs: &[&[u64]], i: usize, mask: __mmask8) {
+    // SAFETY: the caller guarantees the lanes and the features.
+    unsafe {
+        let mut acc = __m512i::zero();
+        let mut pairs = srcs.chunks_exact(2);
+        for pair in &mut pairs {
+            let (x, y) = (load::<TAIL>(pair[0].as_ptr().add(i), mask), load::<TAIL>(pair[1].as_ptr().add(i), mask));
+            acc = ternlog::<{ truth_table::OR3 }>(acc, x, y);
+        }
+        if let [last] = pairs.remainder() {
+            acc = acc.or(load::<TAIL>(last.as_ptr().add(i), mask));
+        }
+        store::<TAIL>(d.add(i), mask, acc);
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn union_many(dst: &mut [u64], srcs: &[&[u64]]) {
+    let n = srcs.iter().map(|s| s.len()).fold(dst.len(), usize::min);
+    let d = dst.as_mut_ptr();
+    let mut i = 0;
+    // SAFETY: every slice holds at least `n` words, and each step covers
+    // words below `n` (the loop condition, the tail's mask); the caller
+    // guarantees the features.
+    unsafe {
+        while i + W <= n {
+            union_step::<false>(d, srcs, i, first_lanes(W));
+            i += W;
+        }
+        if i < n {
+            union_step::<true>(d, srcs, i, first_lanes(n - i));
+        }
+    }
+}
+
+/// One vector of the first-wins split at word `i`: the inputs two at a
+/// time, so that the second of a pair does not wait for the first to be
+/// added to `claimed`. Three instructions per pair instead of four:
+/// `out[a] = in[a] & !claimed`, `out[a + 1] = in[a + 1] & !(claimed |
+/// in[a])`, `claimed |= in[a] | in[a + 1]`.
+///
+/// # Safety
+/// Every input and output holds the lanes at `i` that `TAIL`/`mask` select;
+/// `inputs` and `outputs` are the same length; the CPU supports the
+/// kernel's features.
+#[inline(always)]
+unsafe fn first_wins_step<const TAIL: bool>(
+    inputs: &[&[u64]],
+    outputs: &mut [&mut [MaybeUninit<u64>]],
+    i: usize,
+    mask: __mmask8,
+) {
+    let m = inputs.len();
+    // SAFETY: the caller guarantees the lanes, the features, and that `a`
+    // and `a + 1` (below `m`) index both lists.
+    unsafe {
+        let mut claimed = __m512i::zero();
+        let mut a = 0;
+        while a + 2 <= m {
+            let x = load::<TAIL>(inputs.get_unchecked(a).as_ptr().add(i), mask);
+            let y = load::<TAIL>(inputs.get_unchecked(a + 1).as_ptr().add(i), mask);
+            store::<TAIL>(outputs.get_unchecked_mut(a).as_mut_ptr().cast::<u64>().add(i), mask, x.and_not(claimed));
+            let second = ternlog::<{ truth_table::AND_NOT_EITHER }>(y, claimed, x);
+            store::<TAIL>(outputs.get_unchecked_mut(a + 1).as_mut_ptr().cast::<u64>().add(i), mask, second);
+            claimed = ternlog::<{ truth_table::OR3 }>(claimed, x, y);
+            a += 2;
+        }
+        if a < m {
+            let x = load::<TAIL>(inputs.get_unchecked(a).as_ptr().add(i), mask);
+            store::<TAIL>(outputs.get_unchecked_mut(a).as_mut_ptr().cast::<u64>().add(i), mask, x.and_not(claimed));
+        }
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn first_wins_uninit(inputs: &[&[u64]], outputs: &mut [&mut [MaybeUninit<u64>]]) {
+    let m = inputs.len().min(outputs.len());
+    let (inputs, outputs) = (&inputs[..m], &mut outputs[..m]);
+    let n = inputs.iter().map(|s| s.len()).chain(outputs.iter().map(|s| s.len())).fold(usize::MAX, usize::min);
+    if m == 0 {
+        return;
+    }
+    let mut i = 0;
+    // SAFETY: every slice holds at least `n` words and each step covers
+    // words below `n` (the loop condition, the tail's mask); both lists
+    // have `m` entries; the caller guarantees the features.
+    unsafe {
+        while i + W <= n {
+            first_wins_step::<false>(inputs, outputs, i, first_lanes(W));
+            i += W;
+        }
+        if i < n {
+            first_wins_step::<true>(inputs, outputs, i, first_lanes(n - i));
+        }
+    }
+}
+
+/// One vector of [`class_counts_of`] at word `i`: adds the set bits of each
+/// non-empty set's intersection to `acc[set]`.
+///
+/// # Safety
+/// Every input holds the lanes at `i` that `TAIL`/`mask` select; the CPU
+/// supports the kernel's features.
+#[inline(always)]
+unsafe fn class_counts_step<const P: usize, const C: usize, const TAIL: bool>(
+    src: &[*const u64; P],
+    acc: &mut [__m512i; C],
+    i: usize,
+    mask: __mmask8,
+) {
+    // SAFETY: the caller guarantees the lanes and the features.
+    unsafe {
+        // `product[set]`: the AND of the inputs in `set`, each one AND of a
+        // smaller set's (without its lowest input) and that input.
+        let mut product = [__m512i::zero(); C];
+        for (p, src) in src.iter().enumerate() {
+            product[1 << p] = load::<TAIL>(src.add(i), mask);
+        }
+        for set in 1..C {
+            let low = set & set.wrapping_neg();
+            if set != low {
+                product[set] = product[set ^ low].and(product[low]);
+            }
+            acc[set] = acc[set].add_lanes(product[set].popcount_lanes());
+        }
+    }
+}
+
+/// The class counts of `P` inputs, `C = 2^P` (see
+/// [`class_counts`](crate::kernel::class_counts)): for each non-empty set
+/// of inputs, the AND of their vectors (each one AND of a smaller set's,
+/// computed in ascending order) goes through `vpopcntq` into that set's
+/// accumulator; the Möbius transform then turns these intersection counts
+/// into class counts. The tail is one masked step (zero lanes are in no
+/// intersection).
+///
+/// # Safety
+/// `inputs.len()` is `P`; the CPU supports the kernel's features.
+#[inline(always)]
+unsafe fn class_counts_of<const P: usize, const C: usize>(inputs: &[&[u64]], counts: &mut [u64]) {
+    debug_assert_eq!(C, 1 << P);
+    let n = inputs.iter().map(|s| s.len()).fold(usize::MAX, usize::min);
+    let mut src = [core::ptr::null::<u64>(); P];
+    for (src, input) in src.iter_mut().zip(inputs) {
+        *src = input.as_ptr();
+    }
+    let mut common = [0u64; 16];
+    let mut i = 0;
+    // SAFETY: every input holds at least `n` words and each step reads words
+    // below `n` (the loop condition, the tail's mask); the caller guarantees
+    // the features.
+    unsafe {
+        let mut acc = [__m512i::zero(); C];
+        while i + W <= n {
+            class_counts_step::<P, C, false>(&src, &mut acc, i, first_lanes(W));
+            i += W;
+        }
+        if i < n {
+            class_counts_step::<P, C, true>(&src, &mut acc, i, first_lanes(n - i));
+        }
+        for (count, acc) in common.iter_mut().zip(&acc).skip(1) {
+            *count = acc.sum_lanes();
+        }
+    }
+    common[0] = 64 * n as u64;
+    exact_from_common(&mut common[..C]);
+    counts[..C].copy_from_slice(&common[..C]);
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn class_counts(inputs: &[&[u64]], counts: &mut [u64]) {
+    // Too few counts for the inputs: leave them alone, as the generic loop
+    // does (the safe entry point has already rejected this).
+    if counts.len() < 1 << inputs.len().min(crate::kernel::MAX_CLASS_INPUTS) {
+        return;
+    }
+    // SAFETY: each arm passes exactly `P` inputs and at least `C` counts;
+    // the caller guarantees the CPU features.
+    unsafe {
+        match inputs.len() {
+            0 => counts.fill(0),
+            1 => class_counts_of::<1, 2>(inputs, counts),
+            2 => class_counts_of::<2, 4>(inputs, counts),
+            3 => class_counts_of::<3, 8>(inputs, counts),
+            4 => class_counts_of::<4, 16>(inputs, counts),
+            _ => {}
+        }
+    }
+}
+
+/// One vector of [`split_by_tables_of`] at word `i`.
+///
+/// # Safety
+/// Every input and output holds the lanes at `i` that `TAIL`/`mask` select,
+/// and no output overlaps an input or another output; the CPU supports the
+/// kernel's features.
+#[inline(always)]
+unsafe fn split_step<const P: usize, const K: usize, const TAIL: bool>(
+    src: &[*const u64; P],
+    dst: &[*mut u64; P],
+    entries: &[[__m512i; 8]; P],
+    i: usize,
+    mask: __mmask8,
+) {
+    // SAFETY: the caller guarantees the lanes, that the stores hit nothing
+    // else, and the features.
+    unsafe {
+        let mut held = [__m512i::zero(); P];
+        for p in 0..P {
+            held[p] = load::<TAIL>(src[p].add(i), mask);
+        }
+        for a in 0..P {
+            // The multiplexer: the first other input chooses between
+            // neighbouring entries, the next between those pairs, and so on.
+            let mut level = entries[a];
+            let mut width = 1 << K;
+            for k in 0..K {
+                let bits = held[k + usize::from(k >= a)];
+                width /= 2;
+                for entry in 0..width {
+                    level[entry] = ternlog::<{ truth_table::SELECT }>(bits, level[2 * entry + 1], level[2 * entry]);
+                }
+            }
+            store::<TAIL>(dst[a].add(i), mask, held[a].and(level[0]));
+        }
+    }
+}
+
+/// The table-driven split of `P = K + 1` inputs (see
+/// [`split_by_tables`](crate::kernel::split_by_tables)): output `a` is
+/// input `a` AND the entry of its table that the other `K` inputs' bits
+/// select, through a multiplexer tree whose every node is one `vpternlogq`
+/// select. The tail is one masked step.
+///
+/// # Safety
+/// `inputs`, `tables` and `outputs` have at least `P` entries; the CPU
+/// supports the kernel's features.
+#[inline(always)]
+unsafe fn split_by_tables_of<const P: usize, const K: usize>(
+    inputs: &[&[u64]],
+    tables: &[u8],
+    outputs: &mut [&mut [MaybeUninit<u64>]],
+) {
+    debug_assert_eq!(K + 1, P);
+    let n = inputs[..P]
+        .iter()
+        .map(|s| s.len())
+        .chain(outputs[..P].iter().map(|s| s.len()))
+        .fold(usize::MAX, usize::min);
+    let mut src = [core::ptr::null::<u64>(); P];
+    let mut dst = [core::ptr::null_mut::<u64>(); P];
+    for a in 0..P {
+        (src[a], dst[a]) = (inputs[a].as_ptr(), outputs[a].as_mut_ptr().cast::<u64>());
+    }
+    let mut i = 0;
+    // SAFETY: every input and output holds at least `n` words and each step
+    // covers words below `n` (the loop condition, the tail's mask); the
+    // outputs are distinct `&mut` slices, so no store hits an input or
+    // another output; the caller guarantees the features.
+    unsafe {
+        let mut entries = [[__m512i::zero(); 8]; P];
+        for (entries, &table) in entries.iter_mut().zip(tables) {
+            for (entry, vector) in entries.iter_mut().enumerate() {
+                if table >> entry & 1 == 1 {
+                    *vector = __m512i::splat(u64::MAX);
+                }
+            }
+        }
+        while i + W <= n {
+            split_step::<P, K, false>(&src, &dst, &entries, i, first_lanes(W));
+            i += W;
+        }
+        if i < n {
+            split_step::<P, K, true>(&src, &dst, &entries, i, first_lanes(n - i));
+        }
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn split_by_tables_uninit(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [MaybeUninit<u64>]]) {
+    // SAFETY: each arm runs with `P` at most the length of every list; the
+    // caller guarantees the CPU features.
+    unsafe {
+        match inputs.len().min(tables.len()).min(outputs.len()) {
+            1 => split_by_tables_of::<1, 0>(inputs, tables, outputs),
+            2 => split_by_tables_of::<2, 1>(inputs, tables, outputs),
+            3 => split_by_tables_of::<3, 2>(inputs, tables, outputs),
+            4 => split_by_tables_of::<4, 3>(inputs, tables, outputs),
+            _ => {}
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Searches
+// ---------------------------------------------------------------------------
+
+/// The index of the first of `words` that differs from `FILL` (zero for
+/// `position_nonzero`, all ones for `position_not_all_ones`): four vectors
+/// per test while they all equal `FILL`, then the lane from a compare mask,
+/// the tail as one masked load whose missing lanes are `FILL`.
+///
+/// # Safety
+/// The CPU supports the kernel's features.
+#[inline(always)]
+unsafe fn position_differing<const FILL: u64>(words: &[u64]) -> Option<usize> {
+    let n = words.len();
+    let p = words.as_ptr();
+    let mut i = 0;
+    // SAFETY: every vector read is within the slice (the loop conditions,
+    // the tail's mask; masked-off lanes are not read); the caller
+    // guarantees the features.
+    unsafe {
+        let fill = __m512i::splat(FILL);
+        while i + 4 * W <= n {
+            let (a, b) = (__m512i::load(p.add(i)), __m512i::load(p.add(i + W)));
+            let (c, d) = (__m512i::load(p.add(i + 2 * W)), __m512i::load(p.add(i + 3 * W)));
+            // AND for all ones, OR for zeros: all equal `FILL` iff this does.
+            let all = if FILL == 0 { a.or(b).or(c.or(d)) } else { a.and(b).and(c.and(d)) };
+            if _mm512_cmpneq_epi64_mask(all, fill) != 0 {
+                break;
+            }
+            i += 4 * W;
+        }
+        while i + W <= n {
+            let lanes = _mm512_cmpneq_epi64_mask(__m512i::load(p.add(i)), fill);
+            if lanes != 0 {
+                return Some(i + lanes.trailing_zeros() as usize);
+            }
+            i += W;
+        }
+        if i < n {
+            let tail = _mm512_mask_loadu_epi64(fill, first_lanes(n - i), p.add(i).cast());
+            let lanes = _mm512_cmpneq_epi64_mask(tail, fill);
+            if lanes != 0 {
+                return Some(i + lanes.trailing_zeros() as usize);
+            }
+        }
+        None
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn position_nonzero(words: &[u64]) -> Option<usize> {
+    // SAFETY: the caller guarantees the CPU features.
+    unsafe { position_differing::<0>(words) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn position_not_all_ones(words: &[u64]) -> Option<usize> {
+    // SAFETY: the caller guarantees the CPU features.
+    unsafe { position_differing::<{ u64::MAX }>(words) }
+}
+
+crate::kernel::simd_table::simd_kernel_table!(__m512i, "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt", {
+    popcount: popcount,
+    and_popcount: and_popcount,
+    or_popcount: or_popcount,
+    xor_popcount: xor_popcount,
+    and_not_popcount: and_not_popcount,
+    and_assign: and_assign,
+    or_assign: or_assign,
+    xor_assign: xor_assign,
+    and_not_assign: and_not_assign,
+    not_assign: not_assign,
+    union_many: union_many,
+    first_wins_uninit: first_wins_uninit,
+    class_counts: class_counts,
+    split_by_tables_uninit: split_by_tables_uninit,
+    position_nonzero: position_nonzero,
+    position_not_all_ones: position_not_all_ones,
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The truth-table constants against the functions they are named for,
+    /// bit by bit (what `vpternlogq` computes, per Intel's definition; runs
+    /// on every CPU, since it needs no AVX-512).
+    #[test]
+    fn truth_tables_compute_what_they_are_named_for() {
+        let mut rng = crate::kernel::tests::XorShift(0x3C6E_F372_FE94_F82B);
+        for _ in 0..64 {
+            let (a, b, c) = (rng.next(), rng.next(), rng.next());
+            assert_eq!(ternlog_word(truth_table::AND_NOT_EITHER, a, b, c), a & !(b | c));
+            assert_eq!(ternlog_word(truth_table::OR3, a, b, c), a | b | c);
+            assert_eq!(ternlog_word(truth_table::SELECT, a, b, c), (a & b) | (!a & c));
+        }
+    }
+}
