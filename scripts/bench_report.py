@@ -60,7 +60,7 @@ BASELINES = [
 ]
 
 # Kernel names in bitmap-core's order (slowest first).
-KERNEL_ORDER = ["scalar", "portable", "avx2", "neon"]
+KERNEL_ORDER = ["scalar", "portable", "avx2", "avx512", "neon"]
 
 # Our implementations that are not kernels, in table order. Anything unknown
 # sorts after these (and before the baselines).
@@ -413,6 +413,27 @@ def targets() -> list[Target]:
         Target("`balanced` policy 262,144 × 3 within 3× the default plan", "plan", "balanced", ["262144x3"],
                "within", 3.0, "default"),
     ]
+    # Issue #12: the AVX-512 kernel against the AVX2 kernel in the same run.
+    # Only a CPU with AVX-512 measures them; elsewhere they are listed as not
+    # measured.
+    t += [
+        Target("`popcount`: `avx512` ≥ 1.8× `avx2`", "popcount", "avx512", ["8KiB"], "speedup", 1.8, "avx2"),
+        Target("`popcount`: `avx512` ≥ 1.4× `avx2`", "popcount", "avx512", ["128KiB"], "speedup", 1.4, "avx2"),
+        Target("`and_popcount`: `avx512` ≥ 1.25× `avx2`", "and_popcount", "avx512", ["8KiB"], "speedup", 1.25,
+               "avx2"),
+        Target("`class_counts` of 3 inputs: `avx512` ≥ 1.5× `avx2`", "balanced_kernel/class_counts", "avx512",
+               ["262144x3"], "speedup", 1.5, "avx2"),
+    ]
+    sizes = ["128B", "8KiB", "128KiB", "4MiB", "64MiB"]
+    plan_values = [f"{k}x3" for k in (1024, 65536, 262144, 4194304, 67108864)]
+    for group, values in [
+        ("popcount", sizes), ("and_popcount", sizes), ("and_assign", sizes), ("or_assign", sizes),
+        ("xor_assign", sizes), ("and_not_assign", sizes), ("not_assign", sizes), ("union_many", sizes),
+        ("plan_kernel", plan_values), ("balanced_kernel/class_counts", plan_values),
+        ("balanced_kernel/split_by_tables", plan_values),
+    ]:
+        t.append(Target(f"`{group}`: `avx512` no more than 3% slower than `avx2`", group, "avx512", values,
+                        "within", 1.03, "avx2"))
     return t
 
 
@@ -622,6 +643,7 @@ def group_tables(group: str, results: list[Result], machine: Machine, chart_link
 # stay distinct for colour-blind readers), baselines in the rest (and dashed).
 COLOURS = {
     "avx2": "#0072B2",
+    "avx512": "#332288",
     "neon": "#0072B2",
     "portable": "#009E73",
     "scalar": "#56B4E9",

@@ -9,8 +9,8 @@
 //!   mixed, `size_hint` bounds), errors of the `try_` forms (and that they
 //!   leave the bitmap unchanged), text, bytes, words and serde round trips.
 //! - Every word-level operation a step performs is also run **directly on
-//!   every kernel this CPU has** ([`Kernel::available`]: scalar, portable and
-//!   AVX2 or NEON) over copies of the operands' words, and compared with a
+//!   every kernel this CPU has** ([`Kernel::available`]: scalar, portable,
+//!   AVX2 and AVX-512 or NEON) over copies of the operands' words, and compared with a
 //!   per-word reference. The bitmap's own operations run on the *active*
 //!   kernel, chosen once per process, so this is what reaches the others
 //!   within one run. The copies are placed in buffers of their own at a word
@@ -392,9 +392,11 @@ impl State {
         fills.iter().take(MAX_SOURCES).map(|fill| self.operand(fill)).unzip()
     }
 
-    /// The word offset of this step's kernel operand copies.
+    /// The word offset of this step's kernel operand copies: 0 to 7, every
+    /// word alignment of a 64-byte AVX-512 vector (and so of the 32-byte
+    /// AVX2 and 16-byte NEON ones).
     fn pad(&self) -> usize {
-        (self.align + self.step) % 4
+        (self.align + self.step) % 8
     }
 
     fn check_invariants(&self, after: &str) {
@@ -818,7 +820,7 @@ impl State {
         let step = self.step;
         let expected: Vec<u64> = a.iter().zip(b).map(|(&x, &y)| binary.word(x, y)).collect();
         let expected_count: u64 = expected.iter().map(|w| u64::from(w.count_ones())).sum();
-        let (pad_a, pad_b) = (self.pad(), (self.pad() + 1) % 4);
+        let (pad_a, pad_b) = (self.pad(), (self.pad() + 1) % 8);
         for &kernel in &self.kernels {
             let (mut dst, src) = (placed(a, pad_a), placed(b, pad_b));
             let (x, y) = (&dst[pad_a..], &src[pad_b..]);
@@ -872,8 +874,8 @@ impl State {
         let pad = self.pad();
         for &kernel in &self.kernels {
             let placed_sources: Vec<Vec<u64>> =
-                sources.iter().enumerate().map(|(i, s)| placed(s, (pad + i) % 4)).collect();
-            let refs: Vec<&[u64]> = placed_sources.iter().enumerate().map(|(i, s)| &s[(pad + i) % 4..]).collect();
+                sources.iter().enumerate().map(|(i, s)| placed(s, (pad + i) % 8)).collect();
+            let refs: Vec<&[u64]> = placed_sources.iter().enumerate().map(|(i, s)| &s[(pad + i) % 8..]).collect();
             // The destination starts as garbage: union_many overwrites it.
             let mut dst = placed(&vec![SENTINEL; n], pad);
             kernel.union_many(&mut dst[pad..], &refs);
@@ -914,7 +916,7 @@ impl State {
             }
         }
         let pad = self.pad();
-        let offset = |i: usize| (pad + i) % 4;
+        let offset = |i: usize| (pad + i) % 8;
         let input_refs: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
         let mut dispatched: Vec<Vec<u64>> = vec![vec![SENTINEL; n]; inputs.len()];
         let mut dispatched_refs: Vec<&mut [u64]> = dispatched.iter_mut().map(Vec::as_mut_slice).collect();
@@ -972,7 +974,7 @@ impl State {
             _ => {}
         }
         let pad = self.pad();
-        let offset = |i: usize| (pad + i) % 4;
+        let offset = |i: usize| (pad + i) % 8;
         let input_refs: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
         let mut dispatched_counts = vec![u64::MAX; counts.len()];
         kernel::class_counts(&input_refs, &mut dispatched_counts);

@@ -186,11 +186,11 @@
 //!
 //! # Kernels
 //!
-//! Word-level work runs on the fastest kernel this CPU supports (AVX2 on
-//! x86-64, NEON on aarch64, else a portable `wide` kernel), picked once per
-//! process on first use; small inputs run a scalar loop inline. Setting the
-//! environment variable `BITMAP_CORE_KERNEL` to `scalar`, `portable`, `avx2`,
-//! `neon` or `auto` forces one (an unknown or unavailable name makes the
+//! Word-level work runs on the fastest kernel this CPU supports (AVX-512,
+//! else AVX2 on x86-64, NEON on aarch64, else a portable `wide` kernel),
+//! picked once per process on first use; small inputs run a scalar loop
+//! inline. Setting the environment variable `BITMAP_CORE_KERNEL` to
+//! `scalar`, `portable`, `avx2`, `avx512`, `neon` or `auto` forces one (an unknown or unavailable name makes the
 //! first bitmap operation panic rather than silently use another kernel).
 //! Every kernel gives the same results. See the [`kernel`] module for the
 //! details and for calling a particular kernel directly.

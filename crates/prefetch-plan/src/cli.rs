@@ -64,8 +64,10 @@ pub enum Command {
     #[command(after_help = PLAN_HELP)]
     Plan(PlanArgs),
     /// Show the CPU features that matter, the kernels available and the active one
-    #[command(after_help = "The active kernel honours BITMAP_CORE_KERNEL (scalar, portable, avx2, neon, auto); \
-                            naming one that cannot run here is an error (exit status 2).")]
+    #[command(
+        after_help = "The active kernel honours BITMAP_CORE_KERNEL (scalar, portable, avx2, avx512, neon, auto); \
+                            naming one that cannot run here is an error (exit status 2)."
+    )]
     Features(FeaturesArgs),
     /// Measure each kernel for a few seconds, beside a plain memory copy
     #[command(after_help = "GB/s counts the bytes of the input bitmaps (one for popcount and or_assign, one per \

@@ -14,7 +14,7 @@ use crate::json;
 /// As JSON (`--json`), one line:
 ///
 /// ```json
-/// {"arch": "x86_64", "features": {"popcnt": true, "avx2": true, "avx512f": false, "avx512bw": false, "avx512vpopcntdq": false}, "kernels": ["scalar", "portable", "avx2"], "active": "avx2", "forced_by_env": null}
+/// {"arch": "x86_64", "features": {"popcnt": true, "avx2": true, "avx512f": false, "avx512bw": false, "avx512vl": false, "avx512vpopcntdq": false}, "kernels": ["scalar", "portable", "avx2"], "active": "avx2", "forced_by_env": null}
 /// ```
 ///
 /// `active` is `null` when `BITMAP_CORE_KERNEL` names a kernel that cannot
@@ -94,13 +94,14 @@ impl FeatureReport {
 fn cpu_features() -> Vec<(&'static str, bool)> {
     #[cfg(target_arch = "x86_64")]
     {
-        // popcnt and avx2: the AVX2 kernel needs both. The AVX-512 ones are
-        // what a future kernel with `vpopcntq` would need.
+        // popcnt and avx2: the AVX2 kernel needs both. The AVX-512 kernel
+        // needs all six.
         vec![
             ("popcnt", std::arch::is_x86_feature_detected!("popcnt")),
             ("avx2", std::arch::is_x86_feature_detected!("avx2")),
             ("avx512f", std::arch::is_x86_feature_detected!("avx512f")),
             ("avx512bw", std::arch::is_x86_feature_detected!("avx512bw")),
+            ("avx512vl", std::arch::is_x86_feature_detected!("avx512vl")),
             ("avx512vpopcntdq", std::arch::is_x86_feature_detected!("avx512vpopcntdq")),
         ]
     }
@@ -134,6 +135,12 @@ mod tests {
         assert_eq!(
             report.kernels.contains(&"avx2"),
             report.features.contains(&("avx2", true)) && report.features.contains(&("popcnt", true))
+        );
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(
+            report.kernels.contains(&"avx512"),
+            report.features.iter().all(|&(_, has)| has),
+            "the avx512 kernel is listed exactly when the CPU has every feature listed"
         );
     }
 

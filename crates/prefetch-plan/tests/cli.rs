@@ -461,7 +461,7 @@ fn a_bad_kernel_variable_is_bad_input_not_a_panic() {
     assert_eq!(
         run.stderr,
         "prefetch-plan: BITMAP_CORE_KERNEL=\"sse9\": unknown kernel \"sse9\": expected one of scalar, portable, avx2, \
-         neon, auto\n"
+         avx512, neon, auto\n"
     );
 }
 
@@ -501,13 +501,14 @@ fn features_json_reports_the_kernels() {
     let features = report["features"].as_object().unwrap();
     assert!(features.values().all(Value::is_boolean));
     if cfg!(target_arch = "x86_64") {
-        for name in ["popcnt", "avx2", "avx512f", "avx512vpopcntdq"] {
+        for name in ["popcnt", "avx2", "avx512f", "avx512bw", "avx512vl", "avx512vpopcntdq"] {
             assert!(features.contains_key(name), "{name}");
         }
         assert_eq!(
             kernels.contains(&"avx2"),
             report["features"]["avx2"] == true && report["features"]["popcnt"] == true
         );
+        assert_eq!(kernels.contains(&"avx512"), features.values().all(|has| *has == true));
     }
     if cfg!(target_arch = "aarch64") {
         assert_eq!(report["features"]["neon"], true);

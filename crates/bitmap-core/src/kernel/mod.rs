@@ -7,7 +7,24 @@
 //! | [`scalar`](KernelKind::Scalar) | everywhere | plain Rust loops, the reference |
 //! | [`portable`](KernelKind::Portable) | everywhere | `wide::u64x4`, whose backend is chosen at compile time |
 //! | [`avx2`](KernelKind::Avx2) | x86-64 with AVX2 | `core::arch`, Muła/Harley–Seal popcount |
+//! | [`avx512`](KernelKind::Avx512) | x86-64 with AVX512F, BW, VL and VPOPCNTDQ | `core::arch`, `vpopcntq` counts, `vpternlogq` three-input logic, `k`-masked tails |
 //! | [`neon`](KernelKind::Neon) | aarch64 | `core::arch`, `cnt` popcount |
+//!
+//! Where AVX-512 gains and where it does not: the counts (`popcount`, the
+//! fused `and_popcount` and friends, `class_counts`) are compute-bound in
+//! the AVX2 kernel, whose `vpshufb` popcount needs a Harley–Seal tree to
+//! keep up with memory; `vpopcntq` counts a lane in one instruction, so
+//! these gain most while the data is in cache. The in-place operations,
+//! `union_many`, `first_wins` and `split_by_tables` do one or two logic
+//! instructions per word loaded and stored, so from a few KiB on they run at
+//! the speed of memory whatever the register width: AVX-512 cannot beat
+//! AVX2 there, and may lose slightly where 512-bit operations cost more
+//! than two 256-bit ones (Zen 4 runs each as two 256-bit halves, so it
+//! saves only instructions; some Intel parts lower their clock while
+//! 512-bit instructions run). `Kernel::best` still prefers AVX-512 for
+//! every operation: its masked tails and three-input `vpternlogq` save
+//! instructions on short and many-input inputs, and no per-operation
+//! choice has been measured yet (see `docs/PERFORMANCE.md`).
 //!
 //! A [`Kernel`] value can only be obtained from a constructor that checked
 //! the CPU, so holding one proves its functions are safe to call: every
@@ -25,9 +42,10 @@
 //! indirect call and run the scalar loop inline, because at that size the
 //! call costs more than the SIMD saves.
 //!
-//! The active kernel is the fastest available one (AVX2, else NEON, else
-//! portable), unless the environment variable `BITMAP_CORE_KERNEL` names
-//! another (`scalar`, `portable`, `avx2`, `neon` or `auto`). Naming an
+//! The active kernel is the fastest available one (AVX-512, else AVX2, else
+//! NEON, else portable), unless the environment variable
+//! `BITMAP_CORE_KERNEL` names another (`scalar`, `portable`, `avx2`,
+//! `avx512`, `neon` or `auto`). Naming an
 //! unknown or unavailable kernel is an error, reported by
 //! [`Kernel::try_active`]; code that goes on to use the bitmap anyway panics
 //! with that message rather than run an instruction the CPU lacks.

@@ -231,13 +231,7 @@ unsafe fn load<const TAIL: bool>(ptr: *const u64, mask: __mmask8) -> __m512i {
 unsafe fn store<const TAIL: bool>(ptr: *mut u64, mask: __mmask8, v: __m512i) {
     // SAFETY: the caller guarantees the lanes written and AVX512F; masked-off
     // lanes are not accessed.
-    unsafe {
-        if TAIL {
-            _mm512_mask_storeu_epi64(ptr.cast(), mask, v)
-        } else {
-            _mm512_storeu_si512(ptr.cast(), v)
-        }
-    }
+    unsafe { if TAIL { _mm512_mask_storeu_epi64(ptr.cast(), mask, v) } else { _mm512_storeu_si512(ptr.cast(), v) } }
 }
 
 // ---------------------------------------------------------------------------
@@ -618,8 +612,8 @@ unsafe fn class_counts_of<const P: usize, const C: usize>(inputs: &[&[u64]], cou
         if i < n {
             class_counts_step::<P, C, true>(&src, &mut acc, i, first_lanes(n - i));
         }
-        for (count, acc) in common.iter_mut().zip(&acc).skip(1) {
-            *count = acc.sum_lanes();
+        for set in 1..C {
+            common[set] = acc[set].sum_lanes();
         }
     }
     common[0] = 64 * n as u64;
@@ -702,11 +696,8 @@ unsafe fn split_by_tables_of<const P: usize, const K: usize>(
     outputs: &mut [&mut [MaybeUninit<u64>]],
 ) {
     debug_assert_eq!(K + 1, P);
-    let n = inputs[..P]
-        .iter()
-        .map(|s| s.len())
-        .chain(outputs[..P].iter().map(|s| s.len()))
-        .fold(usize::MAX, usize::min);
+    let n =
+        inputs[..P].iter().map(|s| s.len()).chain(outputs[..P].iter().map(|s| s.len())).fold(usize::MAX, usize::min);
     let mut src = [core::ptr::null::<u64>(); P];
     let mut dst = [core::ptr::null_mut::<u64>(); P];
     for a in 0..P {
