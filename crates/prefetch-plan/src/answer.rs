@@ -21,10 +21,11 @@ use core::fmt;
 use std::io::{self, Write};
 
 use bitmap_core::Bitmap;
-use prefetch_policy::{Keys, LoadPlan, PlanError, PrefetchPolicy, RegistryError, global_registry};
+use prefetch_policy::{Keys, LoadPlan, PrefetchPolicy, RegistryError, global_registry};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::case::Case;
+pub use crate::error::AnswerError;
 use crate::json;
 
 /// Whether to trim the plan before answering.
@@ -36,18 +37,6 @@ pub enum Trim {
     /// Cut the plan to its loadable prefix (`prefix_len` keys), as the
     /// controller does before loading.
     Prefix,
-}
-
-/// Why a case could not be planned, although it parsed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum AnswerError {
-    /// The policy's name is not registered.
-    #[error(transparent)]
-    Policy(#[from] RegistryError),
-    /// The policy refused the inputs.
-    #[error(transparent)]
-    Plan(#[from] PlanError),
 }
 
 /// Plans cases one after another, keeping one instance of each policy it

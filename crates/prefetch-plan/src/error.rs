@@ -1,13 +1,16 @@
-//! The errors: [`CaseError`] for a case that cannot be planned, [`CliError`]
+//! The errors: [`CaseError`] for a case that cannot be parsed,
+//! [`AnswerError`] for one that parsed but cannot be planned, [`CliError`]
 //! for a command that failed, and the exit status each one maps to.
+//!
+//! This module imports none of the crate's other modules (they import it):
+//! `case` and `answer` re-export their errors from here, so the parser, the
+//! planner and the errors do not depend on each other in a circle.
 
 use core::fmt;
 use std::io;
 
 use bitmap_core::kernel::KernelError;
-use prefetch_policy::RegistryError;
-
-use crate::answer::AnswerError;
+use prefetch_policy::{PlanError, RegistryError};
 
 /// Why a case was rejected: what is wrong ([`kind`](CaseError::kind)), in
 /// which field ([`field`](CaseError::field), a JSON path such as
@@ -161,6 +164,18 @@ pub enum CaseErrorKind {
         /// The limit.
         limit: usize,
     },
+}
+
+/// Why a case could not be planned, although it parsed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnswerError {
+    /// The policy's name is not registered.
+    #[error(transparent)]
+    Policy(#[from] RegistryError),
+    /// The policy refused the inputs.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
 }
 
 /// Why a command failed. [`exit_code`](CliError::exit_code) maps each to the
