@@ -120,6 +120,7 @@ mod balanced;
 mod controller;
 mod error;
 mod first_wins;
+pub mod hybrid;
 mod keys;
 mod lookup;
 mod object_key;
@@ -135,6 +136,11 @@ pub use balanced::{BalancedPolicy, MAX_DENSE_PARTICIPANTS, plan_balanced_into};
 pub use controller::PrefetchDecision;
 pub use error::{KeyError, KeyField, PlanError, PlanViolation, RegistryError, WeightError};
 pub use first_wins::{MAX_INLINE_ADAPTERS, PARALLEL_THRESHOLD_WORDS, Parallelism, plan_first_wins_into};
+pub use hybrid::{
+    FULL_ATTENTION_WINDOW, FoldWorkspace, HybridError, TrimPolicy, chunk_count, fold, fold_grouped, fold_grouped_into,
+    fold_into, fold_unfold, fold_unfold_grouped, fold_unfold_grouped_into, fold_unfold_ranked, fold_unfold_ranked_into,
+    merge_bitmaps, select_retained, unfold, unfold_grouped, unfold_grouped_into, unfold_into, unfold_range,
+};
 pub use keys::Keys;
 pub use lookup::LookupResults;
 pub use object_key::ObjectKey;
