@@ -121,6 +121,7 @@ mod controller;
 mod error;
 mod first_wins;
 mod grid;
+pub mod hybrid;
 mod keys;
 mod lookup;
 mod object_key;
@@ -138,6 +139,11 @@ pub use error::{GridError, KeyError, KeyField, PlanError, PlanViolation, Registr
 pub use first_wins::{MAX_INLINE_ADAPTERS, PARALLEL_THRESHOLD_WORDS, Parallelism, plan_first_wins_into};
 pub use grid::Grid;
 pub use grid::map::GridMap;
+pub use hybrid::{
+    FULL_ATTENTION_WINDOW, FoldWorkspace, HybridError, TrimPolicy, chunk_count, fold, fold_grouped, fold_grouped_into,
+    fold_into, fold_unfold, fold_unfold_grouped, fold_unfold_grouped_into, fold_unfold_ranked, fold_unfold_ranked_into,
+    merge_bitmaps, select_retained, unfold, unfold_grouped, unfold_grouped_into, unfold_into, unfold_range,
+};
 pub use keys::Keys;
 pub use lookup::LookupResults;
 pub use object_key::ObjectKey;

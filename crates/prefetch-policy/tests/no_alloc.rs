@@ -16,6 +16,10 @@ use prefetch_policy::{
     PARALLEL_THRESHOLD_WORDS, Parallelism, PlanContract, PrefetchDecision, PrefetchPolicy, RetainPolicy,
     plan_first_wins_into,
 };
+use prefetch_policy::{
+    FoldWorkspace, fold_grouped_into, fold_into, fold_unfold_grouped_into, fold_unfold_ranked, fold_unfold_ranked_into,
+    unfold_grouped_into, unfold_into,
+};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -179,7 +183,7 @@ fn controller_decision_and_lookup_refill() {
 }
 
 fn main() {
-    let checks: [(&str, fn()); 8] = [
+    let checks: [(&str, fn()); 9] = [
         ("counter_sees_the_allocating_form", counter_sees_the_allocating_form),
         ("presized_plan_1024_keys_3_adapters", presized_plan_1024_keys_3_adapters),
         ("balanced_1024_keys", balanced_1024_keys),
@@ -188,6 +192,7 @@ fn main() {
         ("sequential_at_the_parallel_threshold", sequential_at_the_parallel_threshold),
         ("controller_decision_and_lookup_refill", controller_decision_and_lookup_refill),
         ("no_rayon_below_the_threshold", no_rayon_below_the_threshold),
+        ("hybrid_fold_unfold_into_forms", hybrid_fold_unfold_into_forms),
     ];
     // A failed check panics, which fails the binary with the message.
     for (name, check) in checks {
@@ -209,4 +214,38 @@ fn no_rayon_below_the_threshold() {
         plan_first_wins_into(n, &lookup_3, &three, Parallelism::Auto, &mut plan).unwrap();
     });
     assert_eq!(ops, 0);
+}
+
+/// The hybrid fold's `_into` forms, warmed once on the largest shape: then
+/// nothing, on that shape and on smaller ones, flat and grouped.
+fn hybrid_fold_unfold_into_forms() {
+    let (chunks, ranks) = (4096, 8);
+    let windows = [-1, -1, -1, -1, 128, 128, 1, 1];
+    let width = windows.len() * ranks;
+    let mut found = Bitmap::with_prefix(chunks * width, chunks * width);
+    found.clear(4000 * width + 5 * ranks + 3); // a window-128 group misses chunk 4000
+    let row_windows: Vec<i64> = (0..width).map(|k| windows[k / ranks]).collect();
+    let rows: Vec<Bitmap> = (0..width).map(|k| (0..chunks).map(|j| found.test(j * width + k)).collect()).collect();
+    let smaller = Bitmap::with_prefix(300 * 5 * 4, 1000);
+
+    let mut ws = FoldWorkspace::new();
+    let (mut servable, mut mask, mut mask_rows) = (Bitmap::new(0), Bitmap::new(0), Vec::new());
+    let mut run = || {
+        let hit = fold_unfold_ranked_into(&found, chunks, ranks, &windows, &mut ws, &mut mask).unwrap();
+        assert_eq!(hit, 4000);
+        fold_into(&found, chunks, ranks, &windows, &mut ws, &mut servable).unwrap();
+        unfold_into(hit, chunks, ranks, &windows, &mut mask).unwrap();
+        let grouped_hit = fold_unfold_grouped_into(&rows, &row_windows, &mut ws, &mut mask_rows).unwrap();
+        assert_eq!(grouped_hit, hit);
+        fold_grouped_into(&rows, &row_windows, &mut ws, &mut servable).unwrap();
+        unfold_grouped_into(hit, chunks, &row_windows, &mut mask_rows).unwrap();
+        fold_unfold_ranked_into(&smaller, 300, 4, &[-1, -1, 8, 32, 1], &mut ws, &mut mask).unwrap();
+    };
+    run(); // warm-up: every buffer grows to its largest shape
+    assert_eq!(heap_operations(100, &mut run), 0);
+    let expected = fold_unfold_ranked(&smaller, 300, 4, &[-1, -1, 8, 32, 1]).unwrap();
+    assert_eq!(
+        (expected.0, &expected.1),
+        (fold_unfold_ranked_into(&smaller, 300, 4, &[-1, -1, 8, 32, 1], &mut ws, &mut mask).unwrap(), &mask)
+    );
 }
