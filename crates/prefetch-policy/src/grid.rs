@@ -14,6 +14,8 @@ use crate::error::GridError;
 
 pub(crate) mod map;
 mod ops;
+pub(crate) mod plan;
+pub(crate) mod policy;
 
 /// A grid of bits: `rows` rows of `cols` bits each, LMCache's `Bitmap2D`.
 ///
@@ -270,19 +272,19 @@ impl Grid {
     /// Sets cell (`row`, `col`); a no-op outside the grid (as LMCache's
     /// `set` past the end; `Bitmap::set` would panic).
     pub fn set(&mut self, row: usize, col: usize) {
-        if let Some(bits) = self.rows_mut().get_mut(row) {
-            if col < bits.len() {
-                bits.set(col);
-            }
+        if let Some(bits) = self.rows_mut().get_mut(row)
+            && col < bits.len()
+        {
+            bits.set(col);
         }
     }
 
     /// Clears cell (`row`, `col`); a no-op outside the grid.
     pub fn clear(&mut self, row: usize, col: usize) {
-        if let Some(bits) = self.rows_mut().get_mut(row) {
-            if col < bits.len() {
-                bits.clear(col);
-            }
+        if let Some(bits) = self.rows_mut().get_mut(row)
+            && col < bits.len()
+        {
+            bits.clear(col);
         }
     }
 

@@ -139,6 +139,8 @@ pub use error::{GridError, KeyError, KeyField, PlanError, PlanViolation, Registr
 pub use first_wins::{MAX_INLINE_ADAPTERS, PARALLEL_THRESHOLD_WORDS, Parallelism, plan_first_wins_into};
 pub use grid::Grid;
 pub use grid::map::GridMap;
+pub use grid::plan::{FetchingPolicy, GridPlan, GridRequest, UnknownFetchingPolicy, plan_grid, plan_grid_into};
+pub use grid::policy::{DefaultGridPolicy, GridPolicy, RetainGridPolicy};
 pub use hybrid::{
     FULL_ATTENTION_WINDOW, FoldWorkspace, HybridError, TrimPolicy, chunk_count, fold, fold_grouped, fold_grouped_into,
     fold_into, fold_unfold, fold_unfold_grouped, fold_unfold_grouped_into, fold_unfold_ranked, fold_unfold_ranked_into,
@@ -150,7 +152,8 @@ pub use object_key::ObjectKey;
 pub use plan::LoadPlan;
 pub use policy::{DefaultPolicy, PrefetchPolicy, RetainPolicy};
 pub use registry::{
-    PolicyFactory, PolicyRegistry, create_prefetch_policy, global_registry, register_prefetch_policy,
+    GridPolicyFactory, GridPolicyRegistry, PolicyFactory, PolicyRegistry, create_grid_policy, create_prefetch_policy,
+    global_grid_registry, global_registry, register_grid_policy, register_prefetch_policy, registered_grid_policies,
     registered_prefetch_policies,
 };
 pub use validate::PlanContract;

@@ -17,6 +17,9 @@ use prefetch_policy::{
     plan_first_wins_into,
 };
 use prefetch_policy::{
+    FetchingPolicy, Grid, GridMap, GridPlan, GridPolicy, GridRequest, RetainGridPolicy, plan_grid_into,
+};
+use prefetch_policy::{
     FoldWorkspace, fold_grouped_into, fold_into, fold_unfold_grouped_into, fold_unfold_ranked, fold_unfold_ranked_into,
     unfold_grouped_into, unfold_into,
 };
@@ -183,7 +186,7 @@ fn controller_decision_and_lookup_refill() {
 }
 
 fn main() {
-    let checks: [(&str, fn()); 9] = [
+    let checks: [(&str, fn()); 10] = [
         ("counter_sees_the_allocating_form", counter_sees_the_allocating_form),
         ("presized_plan_1024_keys_3_adapters", presized_plan_1024_keys_3_adapters),
         ("balanced_1024_keys", balanced_1024_keys),
@@ -193,6 +196,7 @@ fn main() {
         ("controller_decision_and_lookup_refill", controller_decision_and_lookup_refill),
         ("no_rayon_below_the_threshold", no_rayon_below_the_threshold),
         ("hybrid_fold_unfold_into_forms", hybrid_fold_unfold_into_forms),
+        ("grid_plan_into_a_warmed_plan", grid_plan_into_a_warmed_plan),
     ];
     // A failed check panics, which fails the binary with the message.
     for (name, check) in checks {
@@ -248,4 +252,30 @@ fn hybrid_fold_unfold_into_forms() {
         (expected.0, &expected.1),
         (fold_unfold_ranked_into(&smaller, 300, 4, &[-1, -1, 8, 32, 1], &mut ws, &mut mask).unwrap(), &mask)
     );
+}
+
+/// The grid plan, 300 chunks × 20 rows (mixed windows) × 3 tiers, prefix
+/// and full, into a plan warmed by one call of each; and through
+/// `dyn GridPolicy`.
+fn grid_plan_into_a_warmed_plan() {
+    let (rows, cols) = (20, 300);
+    let windows: Vec<i64> = (0..rows).map(|r| [-1, 8, 32, 1][r % 4]).collect();
+    let full_windows = vec![-1; rows];
+    let grid = |seed: usize| Grid::from_fn(rows, cols, |r, c| !(r * 7 + c * 13 + seed).is_multiple_of(seed + 3));
+    let l1 = GridMap::from_entries([(0, grid(0))]).unwrap();
+    let l2 = GridMap::from_entries([(0, grid(1)), (2, grid(2))]).unwrap();
+    let prefix = GridRequest::new(&windows, cols, &l1, &l2, FetchingPolicy::Prefix);
+    let full = GridRequest::new(&full_windows, cols, &l1, &l2, FetchingPolicy::Full);
+    let mut plan = GridPlan::new();
+    plan_grid_into(&prefix, &mut plan).unwrap();
+    plan_grid_into(&full, &mut plan).unwrap();
+    let ops = heap_operations(100, || {
+        plan_grid_into(&prefix, &mut plan).unwrap();
+        plan_grid_into(&full, &mut plan).unwrap();
+    });
+    assert_eq!(ops, 0);
+    assert!(plan.planned_count() > 0);
+    let policy: Box<dyn GridPolicy> = Box::new(RetainGridPolicy::new());
+    let ops = heap_operations(100, || policy.plan_load_into(&prefix, &mut plan).unwrap());
+    assert_eq!(ops, 0, "through dyn GridPolicy");
 }
