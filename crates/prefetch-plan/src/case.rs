@@ -211,18 +211,24 @@ pub(crate) struct Source<'t> {
 impl<'t> Source<'t> {
     /// The case's fields as raw JSON.
     fn raw_case(&self) -> Result<RawCase<'t>, CaseError> {
-        // serde's derived structs also accept an array of the fields in
-        // order; a case is an object only.
+        self.check_object(EXPECTED_CASE)?;
+        serde_json::from_str(self.text).map_err(|error| parser_error(&error))
+    }
+
+    /// `Ok` if the text is (the start of) a JSON object, or empty (for the
+    /// parser to report): serde's derived structs also accept an array of
+    /// the fields in order, and a case is an object only.
+    pub(crate) fn check_object(&self, expected: &'static str) -> Result<(), CaseError> {
         let start = self.text.len() - self.text.trim_start().len();
         let rest = &self.text[start..];
         if !rest.is_empty() && !rest.starts_with('{') {
             let before = &self.text[..start];
             let line = 1 + before.matches('\n').count();
             let column = 1 + before.len() - before.rfind('\n').map_or(0, |newline| newline + 1);
-            let kind = CaseErrorKind::WrongType { expected: EXPECTED_CASE, found: excerpt(rest) };
+            let kind = CaseErrorKind::WrongType { expected, found: excerpt(rest) };
             return Err(CaseError::new(line, Some(column), None, kind));
         }
-        serde_json::from_str(self.text).map_err(|error| parser_error(&error))
+        Ok(())
     }
 
     /// The line (from 1) of the case's text where `raw` starts. Every raw

@@ -90,6 +90,7 @@ pub fn parse_grid_case(text: &str) -> Result<GridCase, CaseError> {
 /// As [`parse_grid_case`].
 pub fn parse_grid_case_with(text: &str, limits: &CaseLimits) -> Result<GridCase, CaseError> {
     let source = Source { text };
+    source.check_object("a grid case: a JSON object with windows, num_chunks, l1, l2 and fetching")?;
     let raw: RawGridCase<'_> = serde_json::from_str(text).map_err(|error| parser_error(&error))?;
     let windows = source.windows(raw.windows)?;
     let num_chunks = source.num_chunks(raw.num_chunks)?;

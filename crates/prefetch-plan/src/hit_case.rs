@@ -125,6 +125,7 @@ fn whole_case(text: &str, message: &str) -> CaseError {
 
 impl<'t> Source<'t> {
     fn raw_hit_case(&self) -> Result<RawHitCase<'t>, CaseError> {
+        self.check_object("a hit case: a JSON object with windows and found or rows")?;
         serde_json::from_str(self.text).map_err(|error| parser_error(&error))
     }
 
