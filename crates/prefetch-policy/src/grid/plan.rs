@@ -4,25 +4,28 @@
 //!
 //! # How
 //!
-//! 1. `found` = the union of every L1 and L2 grid, row by row.
-//! 2. The needed cells. `prefix`: `fold_grouped` over found's rows (each
-//!    row under its own window) gives the hit length `hit`, and row `r`
-//!    needs found's cells in `unfold_range(hit, window[r])`: that range *is*
-//!    row `r` of `unfold_grouped(hit, …)`, so the mask is never built.
-//!    `full`: every found cell; a sliding-window row is an error.
-//! 3. The tiers in order (L1 indices ascending, then L2 indices ascending),
+//! 1. `prefix`: `found` = the union of every L1 and L2 grid, row by row
+//!    (one pass per row); `fold_grouped` over found's rows (each under its
+//!    own window) gives the hit, and row `r` needs found's cells in
+//!    `unfold_range(hit, window[r])`: that range *is* row `r` of
+//!    `unfold_grouped(hit, …)`, so the mask is never built. `full`: every
+//!    found cell is needed, a sliding-window row is an error, and no hit is
+//!    needed to plan ([`GridPlan::hit`] computes it when asked).
+//! 2. The tiers in order (L1 indices ascending, then L2 indices ascending),
 //!    each taking `remaining & locked` and removing it from `remaining`.
-//!    That is, per row, bitmap-core's first-wins split of the tiers' rows
-//!    (one pass over the words, each output written once), restricted to
-//!    the needed range. Restricting after the split is the same as before
-//!    it: the mask applies to every tier alike.
+//!    That is, per row, bitmap-core's first-wins split of the tiers' rows,
+//!    run over the words of the needed range only (each output word written
+//!    once, the words outside cleared, the edge bits masked). Restricting
+//!    the split to the range is the same as restricting its inputs: the
+//!    mask applies to every tier alike. The union of the tiers is never
+//!    built for `full`: the split's outputs together are it.
 //!
 //! So a planned cell is needed, was locked by its tier, and is planned once.
 
 use core::fmt;
 use core::str::FromStr;
 
-use bitmap_core::Bitmap;
+use bitmap_core::{Bitmap, WordsMut, kernel};
 
 use crate::grid::Grid;
 use crate::grid::map::GridMap;
@@ -171,13 +174,32 @@ impl GridPlan {
         &self.l2
     }
 
-    /// The hit length in chunks: with [`FetchingPolicy::Prefix`], the
-    /// longest prefix every row can serve under its window from what the
-    /// tiers hold (`fold_unfold_grouped`'s hit); with
-    /// [`FetchingPolicy::Full`] (full attention only), the shortest row's
-    /// run of held chunks from chunk 0, which is the same rule.
+    /// The hit length in chunks: the longest prefix every row can serve
+    /// under its window from what the tiers hold (`fold_unfold_grouped`'s
+    /// hit).
+    ///
+    /// With [`FetchingPolicy::Prefix`] the plan computed it. With
+    /// [`FetchingPolicy::Full`] (full attention only, where it is the
+    /// shortest row's run of held chunks from chunk 0) the plan does not
+    /// need it, as LMCache's `plan_load` does not: it is computed here from
+    /// the plan, which holds every found cell, a block of words at a time
+    /// (`O(rows × chunks)` at worst; call it once).
     pub fn hit(&self) -> usize {
-        self.hit
+        match self.fetching {
+            FetchingPolicy::Prefix => self.hit,
+            FetchingPolicy::Full => {
+                let (rows, cols) = self.shape;
+                let entries = || self.l1.entries().iter().chain(self.l2.entries()).map(|(_, grid)| grid);
+                let mut hit = if self.l1.is_empty() && self.l2.is_empty() { 0 } else { cols };
+                for row in 0..rows {
+                    if hit == 0 {
+                        break;
+                    }
+                    hit = hit.min(leading_ones_of_union(entries().map(|grid| grid.rows()[row].as_words()), hit));
+                }
+                hit
+            }
+        }
     }
 
     /// The shape of the request planned: `(rows, chunks)`.
@@ -240,8 +262,13 @@ impl PartialEq for GridPlan {
 
 impl Eq for GridPlan {}
 
-/// Tiers kept in stack arrays by the split; more take one `Vec`.
+/// Tiers kept in stack arrays by the union and the split; more take a
+/// `Vec` (an allocation per row).
 const STACK_TIERS: usize = 16;
+
+/// Words of a row's union computed at a time on the stack by the `full`
+/// hit (as `LoadPlan::prefix_len` does): 512 bytes.
+const BLOCK_WORDS: usize = 64;
 
 /// Plans `request` into `plan` (see the [module docs](self) and
 /// [`GridPlan`]), reusing its buffers.
@@ -259,68 +286,186 @@ pub fn plan_grid_into(request: &GridRequest<'_>, plan: &mut GridPlan) -> Result<
     check_request(request)?;
     let (rows, cols) = shape;
     let tiers = request.l1.len() + request.l2.len();
+    let locked = || request.l1.entries().iter().chain(request.l2.entries()).map(|(_, grid)| grid);
 
-    // 1. found: the union of every tier, row by row.
-    let mut sources = request.l1.entries().iter().chain(request.l2.entries()).map(|(_, grid)| grid);
-    match sources.next() {
-        None => plan.found.reset(rows, cols),
-        Some(first) => {
-            plan.found.copy_from(first);
-            for grid in sources {
-                plan.found.union_with(grid);
-            }
+    // 1. Under `prefix`, the hit: `fold_grouped` of the union of the tiers.
+    //    Under `full` the plan needs no hit (every found cell is needed), so
+    //    `GridPlan::hit` computes it from the plan when asked.
+    if request.fetching == FetchingPolicy::Prefix {
+        plan.found.ensure_shape(rows, cols);
+        let mut spill: Vec<&Bitmap> = Vec::new();
+        for (row, union) in plan.found.rows_mut().iter_mut().enumerate() {
+            with_rows(locked(), tiers, row, &mut spill, |sources| union.union_many_into(sources))
+                .map_err(|_| shape_error(request))?;
         }
+        fold_grouped_into(plan.found.rows(), request.windows, &mut plan.fold, &mut plan.folded)?;
+        plan.hit = plan.folded.last_set().map_or(0, |last| last + 1);
     }
-
-    // 2. The hit and the needed range of each row.
-    plan.hit = match request.fetching {
-        FetchingPolicy::Prefix => {
-            fold_grouped_into(plan.found.rows(), request.windows, &mut plan.fold, &mut plan.folded)?;
-            plan.folded.last_set().map_or(0, |last| last + 1)
-        }
-        // All full attention: a prefix is servable iff every row holds it.
-        FetchingPolicy::Full => plan.found.rows().iter().map(Bitmap::count_leading_ones).min().unwrap_or(0),
-    };
     if tiers == 0 {
         return Ok(());
     }
 
-    // 3. The first-wins split of the tiers, row by row, into the plan's grids.
+    // 2. The first-wins split of the tiers, row by row, over the words of
+    //    the row's needed range only, into the plan's grids (reshaped only
+    //    when the shape changes: every word is written below).
     for (_, grid) in plan.l1.prepare_slots(request.l1.indices()) {
-        grid.prepare_overwrite(rows, cols);
+        grid.ensure_shape(rows, cols);
     }
     for (_, grid) in plan.l2.prepare_slots(request.l2.indices()) {
-        grid.prepare_overwrite(rows, cols);
+        grid.ensure_shape(rows, cols);
     }
-    let locked = || request.l1.entries().iter().chain(request.l2.entries()).map(|(_, grid)| grid);
-    let mut spill: Vec<&Bitmap> = Vec::new();
     for (row, &window) in request.windows.iter().enumerate() {
-        let mut stack: [&Bitmap; STACK_TIERS] = [&plan.folded; STACK_TIERS];
-        let sources: &[&Bitmap] = if tiers <= STACK_TIERS {
-            for (slot, grid) in stack.iter_mut().zip(locked()) {
-                *slot = &grid.rows()[row];
-            }
-            &stack[..tiers]
-        } else {
-            spill.clear();
-            spill.extend(locked().map(|grid| &grid.rows()[row]));
-            &spill
+        let (lo, hi) = match request.fetching {
+            FetchingPolicy::Prefix => unfold_range(plan.hit as i64, window),
+            FetchingPolicy::Full => (0, cols),
         };
+        let inputs = locked().map(|grid| grid.rows()[row].as_words());
         let outputs =
             plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()).map(|(_, grid)| &mut grid.rows_mut()[row]);
-        Bitmap::first_wins_split(sources, outputs).map_err(|_| shape_error(request))?;
-        if request.fetching == FetchingPolicy::Prefix {
-            let (lo, hi) = unfold_range(plan.hit as i64, window);
-            for (_, grid) in plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()) {
-                let bits = &mut grid.rows_mut()[row];
-                bits.clear_range(..lo);
-                bits.clear_range(hi..);
-            }
+        // Stack arrays sized to the common case: their set-up is per row.
+        match tiers {
+            0..=4 => split_row::<4>(inputs, outputs, tiers, lo, hi),
+            5..=STACK_TIERS => split_row::<STACK_TIERS>(inputs, outputs, tiers, lo, hi),
+            _ => split_row_spilled(inputs, outputs, lo, hi),
         }
     }
     plan.l1.remove_empty();
     plan.l2.remove_empty();
     Ok(())
+}
+
+/// Calls `f` with row `row` of each grid (`tiers` of them), from a stack
+/// array (of 4 for the common case, else of [`STACK_TIERS`]: its set-up is
+/// per row) or, past [`STACK_TIERS`], from `spill`.
+fn with_rows<'g, R>(
+    grids: impl Iterator<Item = &'g Grid>,
+    tiers: usize,
+    row: usize,
+    spill: &mut Vec<&'g Bitmap>,
+    f: impl FnOnce(&[&Bitmap]) -> R,
+) -> R {
+    fn on_stack<'g, R, const N: usize>(
+        grids: impl Iterator<Item = &'g Grid>,
+        tiers: usize,
+        row: usize,
+        f: impl FnOnce(&[&Bitmap]) -> R,
+    ) -> R {
+        let empty = Bitmap::empty();
+        let mut stack: [&Bitmap; N] = [&empty; N];
+        for (slot, grid) in stack.iter_mut().zip(grids) {
+            *slot = &grid.rows()[row];
+        }
+        f(&stack[..tiers])
+    }
+    match tiers {
+        0..=4 => on_stack::<R, 4>(grids, tiers, row, f),
+        5..=STACK_TIERS => on_stack::<R, STACK_TIERS>(grids, tiers, row, f),
+        _ => {
+            spill.clear();
+            spill.extend(grids.map(|grid| &grid.rows()[row]));
+            f(spill)
+        }
+    }
+}
+
+/// The length of the run of set bits from bit 0 of the union of `rows`,
+/// at most `limit`, a block of words at a time on the stack (only the words
+/// below `limit` are read).
+fn leading_ones_of_union<'w>(mut rows: impl Iterator<Item = &'w [u64]> + Clone, limit: usize) -> usize {
+    let Some(first) = rows.next() else { return 0 };
+    let words = first.len().min(limit.div_ceil(64));
+    let mut block = [0u64; BLOCK_WORDS];
+    for start in (0..words).step_by(BLOCK_WORDS) {
+        let end = words.min(start + BLOCK_WORDS);
+        let block = &mut block[..end - start];
+        block.copy_from_slice(&first[start..end]);
+        for other in rows.clone() {
+            kernel::or_assign(block, &other[start..end]);
+        }
+        if let Some(word) = kernel::position_not_all_ones(block) {
+            return ((start + word) * 64 + block[word].trailing_ones() as usize).min(limit);
+        }
+    }
+    limit
+}
+
+/// The words `first..end` of a row holding bits `lo..hi` (none if the
+/// range is empty).
+fn word_range(lo: usize, hi: usize) -> (usize, usize) {
+    if lo < hi { (lo / 64, hi.div_ceil(64)) } else { (0, 0) }
+}
+
+/// Writes the first-wins split of `inputs` (one row of each of `count <= N`
+/// tiers, as words) into `outputs` (the plan's rows, as long), keeping only
+/// bits `lo..hi`: the kernel runs over the words of that range, the words
+/// outside it are cleared, and so are the bits of its edge words outside it.
+fn split_row<'i, 'o, const N: usize>(
+    inputs: impl Iterator<Item = &'i [u64]>,
+    outputs: impl Iterator<Item = &'o mut Bitmap>,
+    count: usize,
+    lo: usize,
+    hi: usize,
+) {
+    let (first, end) = word_range(lo, hi);
+    let mut sliced: [&[u64]; N] = [&[]; N];
+    for (slot, input) in sliced.iter_mut().zip(inputs) {
+        *slot = &input[first..end];
+    }
+    let mut guards: [Option<WordsMut<'o>>; N] = [const { None }; N];
+    for (slot, output) in guards.iter_mut().zip(outputs) {
+        *slot = Some(output.words_mut());
+    }
+    let mut ranges: [&mut [u64]; N] = core::array::from_fn(|_| <&mut [u64]>::default());
+    for (slot, guard) in ranges.iter_mut().zip(guards.iter_mut().flatten()) {
+        *slot = clear_outside(guard, first, end);
+    }
+    if first < end {
+        kernel::first_wins(&sliced[..count], &mut ranges[..count]);
+        mask_edges(&mut ranges[..count], lo, hi);
+    }
+}
+
+/// [`split_row`] for more tiers than the stack arrays hold.
+fn split_row_spilled<'i, 'o>(
+    inputs: impl Iterator<Item = &'i [u64]>,
+    outputs: impl Iterator<Item = &'o mut Bitmap>,
+    lo: usize,
+    hi: usize,
+) {
+    let (first, end) = word_range(lo, hi);
+    let sliced: Vec<&[u64]> = inputs.map(|input| &input[first..end]).collect();
+    let mut guards: Vec<WordsMut<'o>> = outputs.map(Bitmap::words_mut).collect();
+    let mut ranges: Vec<&mut [u64]> = guards.iter_mut().map(|guard| clear_outside(guard, first, end)).collect();
+    if first < end {
+        kernel::first_wins(&sliced, &mut ranges);
+        mask_edges(&mut ranges, lo, hi);
+    }
+}
+
+/// Clears the words of `words` outside `first..end` and returns those.
+fn clear_outside(words: &mut [u64], first: usize, end: usize) -> &mut [u64] {
+    let (before, rest) = words.split_at_mut(first);
+    let (range, after) = rest.split_at_mut(end - first);
+    if !before.is_empty() {
+        before.fill(0);
+    }
+    if !after.is_empty() {
+        after.fill(0);
+    }
+    range
+}
+
+/// Clears the bits below `lo` in the first word of each (non-empty) range
+/// and from `hi` on in its last (the ranges are words `lo / 64` up to
+/// `hi.div_ceil(64)` of a row).
+fn mask_edges(outputs: &mut [&mut [u64]], lo: usize, hi: usize) {
+    let low_mask = !0u64 << (lo % 64);
+    let high_mask = if hi.is_multiple_of(64) { !0 } else { (1u64 << (hi % 64)) - 1 };
+    for words in outputs {
+        let last = words.len() - 1;
+        words[0] &= low_mask;
+        words[last] &= high_mask;
+    }
 }
 
 /// [`plan_grid_into`] into a new [`GridPlan`].
