@@ -18,10 +18,17 @@
 /// packed to the bottom) and expand (PDEP: the low bits of `x` spread to the
 /// set positions of `mask`).
 pub(crate) trait BitMoves: Copy {
+    /// What [`compress_with`](BitMoves::compress_with) needs to know of a
+    /// mask used for many words.
+    type Compressor: Copy;
     /// `pext(x, mask)`.
     fn compress(self, x: u64, mask: u64) -> u64;
     /// `pdep(x, mask)`.
     fn expand(self, x: u64, mask: u64) -> u64;
+    /// Prepares `mask` for [`compress_with`](BitMoves::compress_with).
+    fn compressor(self, mask: u64) -> Self::Compressor;
+    /// `pext(x, mask)` for the mask `compressor` was made from.
+    fn compress_with(self, compressor: Self::Compressor, x: u64) -> u64;
 }
 
 /// Compress and expand by Hacker's Delight's parallel-suffix method (§7-4,
@@ -51,9 +58,20 @@ fn move_masks(mask: u64) -> [u64; 6] {
 }
 
 impl BitMoves for Soft {
+    type Compressor = (u64, [u64; 6]);
+
     #[inline(always)]
     fn compress(self, x: u64, mask: u64) -> u64 {
-        let moves = move_masks(mask);
+        self.compress_with(self.compressor(mask), x)
+    }
+
+    #[inline(always)]
+    fn compressor(self, mask: u64) -> Self::Compressor {
+        (mask, move_masks(mask))
+    }
+
+    #[inline(always)]
+    fn compress_with(self, (mask, moves): Self::Compressor, x: u64) -> u64 {
         let mut x = x & mask;
         for (i, &mv) in moves.iter().enumerate() {
             let t = x & mv;
@@ -223,6 +241,9 @@ pub(crate) fn gather_and<B: BitMoves>(
     if total == 0 {
         return;
     }
+    if 64 % stride == 0 && offset % 64 + width <= stride {
+        return gather_and_aligned(moves, &src[(offset / 64).min(src.len())..], stride, offset % 64, width, dst);
+    }
     let mut out = BitWriter::new(dst, 0);
     if width > 64 {
         let mut start = offset;
@@ -273,6 +294,61 @@ pub(crate) fn gather_and<B: BitMoves>(
         i += 1;
     }
     out.finish();
+}
+
+/// [`gather_and`] when every word holds the same `64 / stride` whole cells
+/// (`stride` divides 64, `offset + width <= stride`): each output word is
+/// the compressed cells of `stride` input words, with one mask throughout.
+#[inline(always)]
+fn gather_and_aligned<B: BitMoves>(moves: B, src: &[u64], stride: usize, offset: usize, width: usize, dst: &mut [u64]) {
+    let per_word = 64 / stride;
+    let mut mask = 0u64;
+    for t in 0..per_word {
+        mask |= 1 << (t * stride + offset);
+    }
+    let compressor = moves.compressor(mask);
+    // The doubling steps of the in-word AND run (cells never cross a word
+    // here), fixed for the call: at most 6, unused ones shift by 0.
+    let mut shifts = [0u32; 6];
+    let (mut covered, mut steps) = (1, 0);
+    while covered < width {
+        let shift = covered.min(width - covered);
+        shifts[steps] = shift as u32;
+        steps += 1;
+        covered += shift;
+    }
+    // All six, always: a fixed trip count unrolls to straight-line code
+    // (an unused step is `run & run`), which beats a loop of 1 to 6.
+    let _ = steps;
+    let shifts = &shifts;
+    let whole = (src.len() / stride).min(dst.len());
+    let (full, rest) = dst.split_at_mut(whole);
+    for (out, words) in full.iter_mut().zip(src.chunks_exact(stride)) {
+        let mut acc = 0;
+        for (t, &x) in words.iter().enumerate() {
+            let mut run = x;
+            for &shift in shifts {
+                run &= run >> shift;
+            }
+            acc |= moves.compress_with(compressor, run) << (t * per_word);
+        }
+        *out = acc;
+    }
+    // A partial block of input words, then zeros.
+    if let Some(out) = rest.first_mut() {
+        let mut acc = 0;
+        for (t, &x) in src[whole * stride..].iter().enumerate() {
+            let mut run = x;
+            for &shift in shifts {
+                run &= run >> shift;
+            }
+            acc |= moves.compress_with(compressor, run) << (t * per_word);
+        }
+        *out = acc;
+    }
+    for out in rest.iter_mut().skip(1) {
+        *out = 0;
+    }
 }
 
 /// `dst` bit `j·stride + offset` |= `src` bit `j`, for every `j` whose
@@ -357,22 +433,51 @@ pub(crate) fn fill_periodic(dst: &mut [u64], start: usize, end: usize, pattern: 
     // bits of it are one shift away.
     let mut small = 0u128;
     if period < 64 {
-        let unit = u128::from(word(pattern, 0) & low_bits(period as u32));
-        let mut p = 0;
-        while p < 128 {
-            small |= unit << p;
-            p += period;
+        small = u128::from(word(pattern, 0) & low_bits(period as u32));
+        let mut filled = period;
+        while filled < 128 {
+            small |= small << filled;
+            filled *= 2;
         }
     }
-    let mut p = start;
-    let mut phase = 0;
-    while p < end {
-        let (o, bit) = (p / 64, p % 64);
-        let n = (64 - bit).min(end - p);
-        let bits = periodic_bits(pattern, period, phase, small) & low_bits(n as u32);
-        dst[o] |= bits << bit;
-        p += n;
-        phase = (phase + n) % period;
+    if 64 % period == 0 {
+        // Every word holds the same bits: a splat, fused with the OR.
+        let bit = start % 64;
+        let unit = periodic_bits(pattern, period, 0, small);
+        let word_bits = unit.rotate_left(bit as u32);
+        let (first, last) = (start / 64, (end - 1) / 64);
+        let edge = |o: usize| {
+            let lo = if o == first { u64::MAX << bit } else { u64::MAX };
+            let hi = if o == last { low_bits(((end - 1) % 64 + 1) as u32) } else { u64::MAX };
+            lo & hi
+        };
+        dst[first] |= word_bits & edge(first);
+        if last > first {
+            for w in &mut dst[first + 1..last] {
+                *w |= word_bits;
+            }
+            dst[last] |= word_bits & edge(last);
+        }
+        return;
+    }
+    // The first (partial) word, then whole words: the phase advances by
+    // `64 % period` per word, kept below `period` by one subtraction.
+    let bit = start % 64;
+    let n = (64 - bit).min(end - start);
+    dst[start / 64] |= (periodic_bits(pattern, period, 0, small) & low_bits(n as u32)) << bit;
+    let step = 64 % period;
+    let mut phase = n % period;
+    let mut p = start + n;
+    while p + 64 <= end {
+        dst[p / 64] |= periodic_bits(pattern, period, phase, small);
+        phase += step;
+        if phase >= period {
+            phase -= period;
+        }
+        p += 64;
+    }
+    if p < end {
+        dst[p / 64] |= periodic_bits(pattern, period, phase, small) & low_bits((end - p) as u32);
     }
 }
 

@@ -19,6 +19,16 @@ use crate::kernel::bits::{self, BitMoves};
 struct Bmi2(());
 
 impl BitMoves for Bmi2 {
+    type Compressor = u64;
+
+    #[inline(always)]
+    fn compressor(self, mask: u64) -> u64 {
+        mask
+    }
+    #[inline(always)]
+    fn compress_with(self, mask: u64, x: u64) -> u64 {
+        self.compress(x, mask)
+    }
     #[inline(always)]
     fn compress(self, x: u64, mask: u64) -> u64 {
         // SAFETY: a `Bmi2` is only built where the CPU is known to have BMI2:
