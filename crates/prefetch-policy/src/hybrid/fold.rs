@@ -112,6 +112,12 @@ pub fn fold_into(
         return Ok(());
     }
     let reach = windows.iter().filter_map(|&w| sliding(w, num_chunks)).max().unwrap_or(0);
+    if reach == 0 {
+        // Every group is full attention: the first chunk some group lacks
+        // ends every prefix, and it is the chunk of found's first zero.
+        out.set_range(..present);
+        return Ok(());
+    }
     let base = present.saturating_sub(reach) / 64 * 64;
     reduce_ranks(found, base * width, num_ranks, (whole - base) * groups, &mut ws.cells);
 
@@ -137,7 +143,7 @@ pub fn fold_into(
         }
     }
     out.set_range(..cap);
-    if cap <= present || reach == 0 {
+    if cap <= present {
         return Ok(());
     }
 
