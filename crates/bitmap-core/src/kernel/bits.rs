@@ -241,7 +241,7 @@ pub(crate) fn gather_and<B: BitMoves>(
     if total == 0 {
         return;
     }
-    if 64 % stride == 0 && offset % 64 + width <= stride {
+    if 64usize.is_multiple_of(stride) && offset % 64 + width <= stride {
         return gather_and_aligned(moves, &src[(offset / 64).min(src.len())..], stride, offset % 64, width, dst);
     }
     let mut out = BitWriter::new(dst, 0);
@@ -440,7 +440,7 @@ pub(crate) fn fill_periodic(dst: &mut [u64], start: usize, end: usize, pattern: 
             filled *= 2;
         }
     }
-    if 64 % period == 0 {
+    if 64usize.is_multiple_of(period) {
         // Every word holds the same bits: a splat, fused with the OR.
         let bit = start % 64;
         let unit = periodic_bits(pattern, period, 0, small);
@@ -499,7 +499,8 @@ pub(crate) fn and_shifted(words: &mut [u64], shift: usize) {
     while end > first_full {
         let start = end.saturating_sub(BLOCK).max(first_full);
         let len = end - start;
-        let (low, high) = (&words[start - word_shift - 1..end - word_shift - 1], &words[start - word_shift..end - word_shift]);
+        let (low, high) =
+            (&words[start - word_shift - 1..end - word_shift - 1], &words[start - word_shift..end - word_shift]);
         if bit_shift == 0 {
             shifted[..len].copy_from_slice(high);
         } else {
@@ -549,9 +550,21 @@ pub(crate) fn transpose64(words: &mut [u64]) {
     }
 }
 
-/// [`gather_and`] with the fastest [`BitMoves`] of this CPU.
+/// [`gather_and`] with the fastest [`BitMoves`] of this CPU, and the
+/// 8-bit rank reduction (8 ranks, or 8 groups of a chunk) in AVX2
+/// registers where the CPU has them.
 #[inline]
 pub(crate) fn gather_and_best(src: &[u64], stride: usize, offset: usize, width: usize, dst: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    let (src, offset, dst) =
+        if stride == 8 && width == 8 && offset.is_multiple_of(64) && super::x86_64::avx2::is_available() {
+            let src = &src[(offset / 64).min(src.len())..];
+            // SAFETY: `is_available` checked that the CPU has AVX2.
+            let done = unsafe { super::x86_64::avx2::and_bytes(src, dst) };
+            (&src[done * 8..], 0, &mut dst[done..])
+        } else {
+            (src, offset, dst)
+        };
     #[cfg(target_arch = "x86_64")]
     if super::x86_64::bmi2::is_fast() {
         // SAFETY: `is_fast` checked that the CPU has BMI2.
