@@ -206,6 +206,7 @@ compile_error!(
 
 #[allow(unsafe_code)]
 pub mod kernel;
+pub mod layout;
 
 mod bitmap;
 mod error;

@@ -2,10 +2,10 @@
 
 use core::borrow::Borrow;
 
-use bitmap_core::Bitmap;
+use bitmap_core::{Bitmap, kernel};
 
 use super::error::HybridError;
-use super::words::{gather_cells, window_test_in_place};
+use super::words::{extend_runs, periodic_mask, reduce_ranks};
 use super::workspace::FoldWorkspace;
 
 /// The effective rule of a window for `num_chunks` chunks: `None` for full
@@ -96,46 +96,93 @@ pub fn fold_into(
     out: &mut Bitmap,
 ) -> Result<(), HybridError> {
     let width = chunk_width(num_chunks, num_ranks, windows)?;
+    let groups = windows.len();
     out.reset(num_chunks);
     // A chunk that runs past the end of `found` is absent for the last
     // group, and every rule needs the prefix's last chunk: no length past
     // the last whole chunk of `found` is servable.
-    let mut cap = num_chunks.min(found.len() / width);
-    // Full-attention groups first: each serves exactly its leading present
-    // chunks, so together they cap the lengths any group needs to be
-    // tested for (LMCache PR #5266's early stop).
-    for (g, &window) in windows.iter().enumerate() {
-        if cap == 0 {
-            break;
-        }
-        if sliding(window, num_chunks).is_none() {
-            gather_cells(found, width, g * num_ranks, num_ranks, cap, &mut ws.present);
-            cap = cap.min(ws.present.count_leading_ones());
+    let whole = num_chunks.min(found.len() / width);
+    // The leading chunks every group holds whole serve every length up to
+    // them; only the cells from a window's reach before the first gap on
+    // need a look, from a multiple of 64 chunks so that the flat bits and
+    // the cells both start on a word.
+    let present = whole.min(found.count_leading_ones() / width);
+    if present == whole {
+        out.set_range(..whole);
+        return Ok(());
+    }
+    let reach = windows.iter().filter_map(|&w| sliding(w, num_chunks)).max().unwrap_or(0);
+    if reach == 0 {
+        // Every group is full attention: the first chunk some group lacks
+        // ends every prefix, and it is the chunk of found's first zero.
+        out.set_range(..present);
+        return Ok(());
+    }
+    let base = present.saturating_sub(reach) / 64 * 64;
+    reduce_ranks(found, base * width, num_ranks, (whole - base) * groups, &mut ws.cells);
+
+    // Full-attention groups serve exactly their leading present chunks:
+    // together they cap the lengths worth testing (LMCache PR #5266's early
+    // stop). The first absent cell of a full group is the first zero of
+    // `cells | !full`.
+    let is_full = |g: &usize| sliding(windows[*g], num_chunks).is_none();
+    let mut cap = whole;
+    if (0..groups).any(|g| is_full(&g)) {
+        periodic_mask(groups, (0..groups).filter(is_full), ws.cells.len(), &mut ws.pattern, &mut ws.mask);
+        let gap = ws
+            .cells
+            .as_words()
+            .iter()
+            .zip(ws.mask.as_words())
+            .map(|(&c, &m)| c | !m)
+            .enumerate()
+            .find(|&(_, w)| w != u64::MAX)
+            .map(|(i, w)| i * 64 + w.trailing_ones() as usize);
+        if let Some(cell) = gap {
+            cap = cap.min(base + cell / groups);
         }
     }
     out.set_range(..cap);
-    for (g, &window) in windows.iter().enumerate() {
-        if cap == 0 {
-            break;
-        }
-        if let Some(w) = sliding(window, num_chunks) {
-            gather_cells(found, width, g * num_ranks, num_ranks, cap, &mut ws.present);
-            and_window_into(&mut ws.present, w, out);
-        }
+    if cap <= present {
+        return Ok(());
     }
-    Ok(())
-}
 
-/// Applies window `w` to the presence row `row` (at most `out.len()` bits)
-/// and ANDs the servable row into the first words of `out`. `out`'s bits
-/// past `row.len()` must already be clear.
-fn and_window_into(row: &mut Bitmap, w: usize, out: &mut Bitmap) {
-    let mut row_words = row.words_mut();
-    window_test_in_place(&mut row_words, w);
-    let mut out_words = out.words_mut();
-    for (o, r) in out_words.iter_mut().zip(row_words.iter()) {
-        *o &= *r;
+    // Sliding-window groups: the windowed run test over the chunk-major
+    // cells (a chunk is `groups` bits), each window's groups taken when the
+    // doubling passes reach their window. The cells before `base` are
+    // present, which is what the shifts bring in.
+    let cells_len = (cap - base) * groups;
+    ws.runs.reset(cells_len);
+    {
+        let mut runs = ws.runs.words_mut();
+        let n = runs.len();
+        runs.copy_from_slice(&ws.cells.as_words()[..n]);
     }
+    ws.servable.reset(cells_len);
+    ws.servable.set_all();
+    ws.windows.clear();
+    ws.windows.extend(windows.iter().filter_map(|&w| sliding(w, num_chunks)));
+    ws.windows.sort_unstable();
+    ws.windows.dedup();
+    let mut covered = 1;
+    for i in 0..ws.windows.len() {
+        let window = ws.windows[i];
+        covered = extend_runs(&mut ws.runs.words_mut(), groups, covered, window);
+        let members = (0..groups).filter(|&g| sliding(windows[g], num_chunks) == Some(window));
+        periodic_mask(groups, members, cells_len, &mut ws.pattern, &mut ws.mask);
+        // servable &= runs | !mask, as: mask &= !runs (this window's
+        // failing cells), then servable &= !mask.
+        ws.mask.difference_with(&ws.runs);
+        ws.servable.difference_with(&ws.mask);
+    }
+    // A length is servable iff all `groups` cells of its last chunk are.
+    ws.chunks.reset(cap - base);
+    kernel::gather_and(ws.servable.as_words(), groups, 0, groups, &mut ws.chunks.words_mut());
+    let mut out_words = out.words_mut();
+    let tail = &mut out_words[base / 64..];
+    let n = tail.len().min(ws.chunks.num_words());
+    kernel::and_assign(&mut tail[..n], &ws.chunks.as_words()[..n]);
+    Ok(())
 }
 
 /// Which prefix lengths every row can serve, each under its own window:
@@ -217,21 +264,30 @@ pub fn fold_grouped_into<B: Borrow<Bitmap>>(
     }
     out.set_range(..cap);
     for (row, &window) in rows.iter().zip(windows) {
-        if cap == 0 {
-            break;
+        let Some(w) = sliding(window, num_chunks) else { continue };
+        let row = row.borrow();
+        // The row serves every length up to its leading ones; from a
+        // window's reach before its first gap on, the run test decides.
+        let present = row.count_leading_ones();
+        if present >= cap {
+            continue;
         }
-        if let Some(w) = sliding(window, num_chunks) {
-            copy_prefix(row.borrow(), cap, &mut ws.present);
-            and_window_into(&mut ws.present, w, out);
-        }
+        let base = present.saturating_sub(w) / 64 * 64;
+        copy_range(row, base, cap, &mut ws.runs);
+        extend_runs(&mut ws.runs.words_mut(), 1, 1, w);
+        let mut out_words = out.words_mut();
+        let tail = &mut out_words[base / 64..];
+        let n = tail.len().min(ws.runs.num_words());
+        kernel::and_assign(&mut tail[..n], &ws.runs.as_words()[..n]);
     }
     Ok(())
 }
 
-/// Makes `dst` the first `len` bits of `src`, reusing its buffer.
-fn copy_prefix(src: &Bitmap, len: usize, dst: &mut Bitmap) {
-    dst.reset(len);
+/// Makes `dst` bits `start..end` of `src` (`start` a multiple of 64),
+/// reusing its buffer.
+fn copy_range(src: &Bitmap, start: usize, end: usize, dst: &mut Bitmap) {
+    dst.reset(end - start);
     let mut words = dst.words_mut();
     let n = words.len();
-    words.copy_from_slice(&src.as_words()[..n]);
+    words.copy_from_slice(&src.as_words()[start / 64..start / 64 + n]);
 }

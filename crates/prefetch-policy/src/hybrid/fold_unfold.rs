@@ -90,11 +90,11 @@ pub fn fold_unfold_ranked_into(
     ws: &mut FoldWorkspace,
     mask: &mut Bitmap,
 ) -> Result<usize, HybridError> {
-    let mut servable = core::mem::take(&mut ws.servable);
+    let mut servable = core::mem::take(&mut ws.folded);
     let folded = fold_into(found, num_chunks, num_ranks, windows, ws, &mut servable);
-    ws.servable = servable;
+    ws.folded = servable;
     folded?;
-    let hit = hit_of(&ws.servable);
+    let hit = hit_of(&ws.folded);
     unfold_into(hit, num_chunks, num_ranks, windows, mask)?;
     Ok(hit)
 }
@@ -151,11 +151,11 @@ pub fn fold_unfold_grouped_into<B: Borrow<Bitmap>>(
     ws: &mut FoldWorkspace,
     out: &mut Vec<Bitmap>,
 ) -> Result<usize, HybridError> {
-    let mut servable = core::mem::take(&mut ws.servable);
+    let mut servable = core::mem::take(&mut ws.folded);
     let folded = fold_grouped_into(rows, windows, ws, &mut servable);
-    ws.servable = servable;
+    ws.folded = servable;
     folded?;
-    let hit = hit_of(&ws.servable);
-    unfold_grouped_into(hit, ws.servable.len(), windows, out)?;
+    let hit = hit_of(&ws.folded);
+    unfold_grouped_into(hit, ws.folded.len(), windows, out)?;
     Ok(hit)
 }

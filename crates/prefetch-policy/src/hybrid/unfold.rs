@@ -1,9 +1,13 @@
 //! `unfold`: the keys a prefix hit needs, group by group.
 
-use bitmap_core::Bitmap;
+use bitmap_core::{Bitmap, kernel};
 
 use super::error::HybridError;
 use super::fold::chunk_width;
+
+/// The longest chunk (`groups × ranks` bits, in words) that
+/// [`unfold_into`] fills from a pattern on the stack.
+const PATTERN_WORDS: usize = 16;
 
 /// The chunks `lo..hi` a group with window `window` needs to serve a prefix
 /// of `prefix_len` chunks: `(0, 0)` if `prefix_len <= 0`, else
@@ -96,14 +100,48 @@ pub fn unfold_into(
     // From the highest `lo` on, every group needs every chunk: one range.
     let top = windows.iter().map(|&w| chunk_range(hit, w).0).max().unwrap_or(0);
     mask.set_range(top * width..hit * width);
-    for (g, &window) in windows.iter().enumerate() {
-        let (lo, _) = chunk_range(hit, window);
-        for chunk in lo..top {
-            let start = chunk * width + g * num_ranks;
-            mask.set_range(start..start + num_ranks);
+    if top == 0 {
+        return Ok(());
+    }
+    // Below it, the chunks between two successive `lo`s all need the same
+    // groups: one periodic fill of that pattern (a chunk's `width` bits)
+    // per segment, at most one per group.
+    if width > PATTERN_WORDS * 64 {
+        // A chunk too wide for the pattern on the stack: a range per chunk.
+        for (g, &window) in windows.iter().enumerate() {
+            let (lo, _) = chunk_range(hit, window);
+            for chunk in lo..top {
+                let start = chunk * width + g * num_ranks;
+                mask.set_range(start..start + num_ranks);
+            }
         }
+        return Ok(());
+    }
+    let lo_of = |w: i64| chunk_range(hit, w).0;
+    let mut words = mask.words_mut();
+    let mut from = windows.iter().map(|&w| lo_of(w)).min().unwrap_or(top);
+    while from < top {
+        let to = windows.iter().map(|&w| lo_of(w)).filter(|&lo| lo > from).min().unwrap_or(top);
+        let mut pattern = [0u64; PATTERN_WORDS];
+        for (g, _) in windows.iter().enumerate().filter(|&(_, &w)| lo_of(w) <= from) {
+            set_bits(&mut pattern, g * num_ranks, num_ranks);
+        }
+        kernel::fill_periodic(&mut words, from * width, to * width, &pattern, width);
+        from = to;
     }
     Ok(())
+}
+
+/// Sets bits `start..start + n` of `words`, a word at a time.
+fn set_bits(words: &mut [u64], start: usize, n: usize) {
+    let (mut i, end) = (start, start + n);
+    while i < end {
+        let (word, bit) = (i / 64, i % 64);
+        let take = (64 - bit).min(end - i);
+        let ones = if take == 64 { u64::MAX } else { (1 << take) - 1 };
+        words[word] |= ones << bit;
+        i += take;
+    }
 }
 
 /// The grouped form of [`unfold`]: one `num_chunks`-bit row per window,

@@ -23,10 +23,23 @@ use bitmap_core::Bitmap;
 /// ```
 #[derive(Debug, Default)]
 pub struct FoldWorkspace {
-    /// One group's presence row, then its servable row.
-    pub(crate) present: Bitmap,
-    /// The fold's result, for the forms that return only the hit and mask.
+    /// Chunk-major presence cells (one bit per chunk and group), or one
+    /// row's presence.
+    pub(crate) cells: Bitmap,
+    /// The cells under the windowed run test.
+    pub(crate) runs: Bitmap,
+    /// A periodic group mask over the cells.
+    pub(crate) mask: Bitmap,
+    /// The servable cells, then their AND per chunk.
     pub(crate) servable: Bitmap,
+    /// The per-chunk AND of the servable cells.
+    pub(crate) chunks: Bitmap,
+    /// The fold's result, for the forms that return only the hit and mask.
+    pub(crate) folded: Bitmap,
+    /// One period of a group mask.
+    pub(crate) pattern: Vec<u64>,
+    /// The distinct sliding windows, ascending.
+    pub(crate) windows: Vec<usize>,
 }
 
 impl FoldWorkspace {

@@ -3,3 +3,4 @@
 //! `simd_kernel_table!` call beside `avx2`.
 
 pub(crate) mod avx2;
+pub(crate) mod bmi2;
