@@ -149,16 +149,13 @@ impl Grid {
         &mut self.rows[..self.live]
     }
 
-    /// Makes the grid `rows` rows whose lengths and bits the caller is about
-    /// to overwrite whole (as `Bitmap::first_wins_split` does), recording
-    /// `cols` as their length.
-    pub(crate) fn prepare_overwrite(&mut self, rows: usize, cols: usize) -> &mut [Bitmap] {
-        if self.rows.len() < rows {
-            self.rows.resize_with(rows, Bitmap::empty);
+    /// Makes the grid `rows` × `cols` if it has another shape (clearing
+    /// it); leaves it as it is if it has that shape already, for a caller
+    /// that overwrites every word.
+    pub(crate) fn ensure_shape(&mut self, rows: usize, cols: usize) {
+        if self.shape() != Grid::zeros_shape(rows, cols) || self.rows().iter().any(|row| row.len() != cols) {
+            self.reset(rows, cols);
         }
-        self.live = rows;
-        self.cols = if rows == 0 { 0 } else { cols };
-        &mut self.rows[..rows]
     }
 }
 
