@@ -153,7 +153,8 @@ impl Grid {
     /// it); leaves it as it is if it has that shape already, for a caller
     /// that overwrites every word.
     pub(crate) fn ensure_shape(&mut self, rows: usize, cols: usize) {
-        if self.shape() != Grid::zeros_shape(rows, cols) || self.rows().iter().any(|row| row.len() != cols) {
+        // Every row has `cols` bits (the invariant), so the shape says it all.
+        if self.shape() != Grid::zeros_shape(rows, cols) {
             self.reset(rows, cols);
         }
     }
