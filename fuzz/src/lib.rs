@@ -14,7 +14,8 @@
 //! - [`from_untrusted`]: bytes, bit strings and JSON cases fed to every
 //!   parser.
 //! - [`prefix_hit`]: the hybrid-model fold, unfold and grid plan against
-//!   the scalar references of [`hybrid_model`].
+//!   the scalar references of [`hybrid_model`], and the bit moves of
+//!   `bitmap_core::layout` ([`bit_moves`]).
 //!
 //! [`Bitmap`]: bitmap_core::Bitmap
 
@@ -22,6 +23,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 
+pub mod bit_moves;
 pub mod bitmap_ops;
 pub mod fill;
 pub mod from_untrusted;

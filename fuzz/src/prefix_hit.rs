@@ -1,6 +1,7 @@
 //! `prefix_hit`: the hybrid-model functions of `prefetch_policy` (fold,
 //! unfold, their grouped and ranked forms, the grid plan) against the
-//! scalar references of [`hybrid_model`](crate::hybrid_model).
+//! scalar references of [`hybrid_model`](crate::hybrid_model), and the bit
+//! moves of `bitmap_core::layout` against [`bit_moves`](crate::bit_moves).
 //!
 //! # The input
 //!
@@ -33,6 +34,7 @@ use prefetch_policy::{
     fold_unfold_ranked_into, plan_grid_into, unfold, unfold_grouped, unfold_grouped_into, unfold_into,
 };
 
+use crate::bit_moves::{self, MovesInput};
 use crate::fill::{Fill, Length};
 use crate::hybrid_model::{self, Tier};
 
@@ -68,6 +70,7 @@ pub struct Input {
     /// Unfolds this hit (beyond `C` on purpose).
     hit_probe: u16,
     grid: GridInput,
+    moves: MovesInput,
 }
 
 /// The grid plan's input: the windows are the input's, the width `C`.
@@ -100,6 +103,7 @@ pub fn check(input: Input) {
     }
     check_grouped_rows(&input, num_chunks, &windows);
     check_grid_plan(&input.grid, num_chunks, &windows);
+    bit_moves::check(&input.moves);
 }
 
 /// The error the flat functions owe this shape, if any.
