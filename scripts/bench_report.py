@@ -100,6 +100,11 @@ GROUP_NOTES = {
     "balanced_kernel/split_by_tables": "The `balanced` policy's routing pass: `Kernel::split_by_tables`, each "
     "adapter's keys chosen by a truth table over the other adapters' bits, per kernel. Throughput: bytes of all "
     "lookup bitmaps.",
+    "grid_plan": "The grid plan (`plan_grid_into` a reused `GridPlan`, LMCache's newer `plan_load`) at 4,096 "
+    "chunks × 64 rows × 3 tiers (L1 0 and L2 0 a random 60% of the cells each, L2 1 all of them): `prefix` "
+    "(all rows full attention), `prefix_windows` (windows `[-1 ×4, 128, 128, 1, 1]` over the rows) and "
+    "`full`; against the flat `default` plan of the same bits as 262,144 keys × 3 adapters (`default_into`: "
+    "into a reused plan, sequential; `default`: allocating). Throughput: bytes of the three inputs.",
     "cutover/popcount": "Tiny inputs: the dispatched `kernel::popcount` (scalar loop inline up to `SMALL_WORDS` "
     "words, the active kernel above) against each kernel called directly. Size in words.",
     "cutover/or_assign": "Tiny inputs: the dispatched `kernel::or_assign` against each kernel called directly. "
@@ -413,6 +418,10 @@ def targets() -> list[Target]:
         Target("`balanced` policy 262,144 × 3 within 3× the default plan", "plan", "balanced", ["262144x3"],
                "within", 3.0, "default"),
     ]
+    for fetching in ["prefix", "prefix_windows", "full"]:
+        t.append(Target(f"grid plan (`{fetching}`) 4,096 × 64 × 3 within 3× the flat `default` plan of the same "
+                        "262,144 × 3 bits (both into reused plans)", "grid_plan", fetching, ["262144x3"], "within",
+                        3.0, "default_into"))
     return t
 
 
@@ -813,7 +822,8 @@ def chart_for(
 GROUP_ORDER = [
     "popcount", "and_assign", "or_assign", "xor_assign", "and_not_assign", "not_assign", "and_popcount",
     "union_many", "ones_1pct", "ones_50pct", "ones_99pct", "plan", "plan_replicated", "plan_kernel",
-    "balanced_kernel/class_counts", "balanced_kernel/split_by_tables", "cutover/popcount", "cutover/or_assign",
+    "balanced_kernel/class_counts", "balanced_kernel/split_by_tables", "grid_plan", "cutover/popcount",
+    "cutover/or_assign",
 ]
 
 

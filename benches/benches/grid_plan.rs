@@ -6,8 +6,10 @@
 //! manager 0 and L2 adapter 0 each hold a random 60% of the cells, L2
 //! adapter 1 holds all of them (so the union is full and the prefix plan
 //! needs every cell of a full-attention row: the most work it can do).
-//! Values are `<chunks>x<rows>x<tiers>`, or `<keys>x<adapters>` for the
-//! flat plan; throughput counts the bytes of the three inputs.
+//! Every value is `262144x3`: 262,144 cells (keys) × 3 tiers (adapters),
+//! one size label for both plans so that `scripts/bench-report` puts them in
+//! one table and checks the ratio; throughput counts the bytes of the three
+//! inputs.
 //!
 //! - `grid_plan/prefix`: `plan_grid_into` a reused `GridPlan`, every row
 //!   full attention, fetching `prefix` (union, fold, first-wins split per
@@ -111,8 +113,10 @@ fn bench_grid_plan(c: &mut Criterion) {
     let bytes = (TIERS * ROWS * CHUNKS / 8) as u64;
     configure(&mut group, bytes);
     group.throughput(Throughput::Bytes(bytes));
-    let grid_value = format!("{CHUNKS}x{ROWS}x{TIERS}");
-    let flat_value = format!("{}x{TIERS}", ROWS * CHUNKS);
+    // One label for both: the same number of bits, 4,096 × 64 cells or
+    // 262,144 keys, × 3 tiers.
+    let grid_value = format!("{}x{TIERS}", ROWS * CHUNKS);
+    let flat_value = grid_value.clone();
     let case = OnceCell::new();
     let case = || case.get_or_init(Case::new);
     let full_windows = vec![-1i64; ROWS];
