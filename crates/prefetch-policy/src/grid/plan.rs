@@ -270,8 +270,16 @@ const STACK_TIERS: usize = 16;
 /// hit (as `LoadPlan::prefix_len` does): 512 bytes.
 const BLOCK_WORDS: usize = 64;
 
-/// Plans `request` into `plan` (see the [module docs](self) and
-/// [`GridPlan`]), reusing its buffers.
+/// Plans `request` into `plan`, reusing its buffers (see [`GridPlan`]).
+///
+/// `found` is the union of every L1 and L2 grid. Under `prefix`, the hit is
+/// `fold_grouped` of found's rows (each under its own window) and row `r`
+/// needs found's cells in `unfold_range(hit, windows[r])`; under `full`,
+/// every found cell. Then the L1 indices in ascending order, then the L2
+/// indices, each take the needed cells it locked that no earlier one took:
+/// per row, bitmap-core's first-wins split of the tiers' rows over the
+/// needed words only. No cell is planned twice, and only on a tier that
+/// locked it.
 ///
 /// # Errors
 ///
