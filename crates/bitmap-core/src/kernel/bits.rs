@@ -380,7 +380,12 @@ pub(crate) fn scatter_or<B: BitMoves>(moves: B, src: &[u64], stride: usize, offs
 pub(crate) fn deposit<B: BitMoves>(moves: B, src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
     let mut taken = src_start;
     for (d, &m) in dst.iter_mut().zip(mask) {
-        *d = if m == 0 { 0 } else { moves.expand(bits_from(src, taken), m) };
+        // Whole-word masks (the runs of a plan's cells) need no expand.
+        *d = match m {
+            0 => 0,
+            u64::MAX => bits_from(src, taken),
+            _ => moves.expand(bits_from(src, taken), m),
+        };
         taken += m.count_ones() as usize;
     }
     taken - src_start
