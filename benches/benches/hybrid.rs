@@ -162,14 +162,23 @@ fn bench_layout(c: &mut Criterion) {
     }
 
     let rows = bitmap_core::layout::split_rows(&flat, 64, WORDS);
-    let masks = bitmap_core::layout::split_rows(
+    // Two kinds of masks: random (half the bits, every word mixed: one
+    // pdep/pext per word) and prefix-shaped (each row's cells up to a cut,
+    // as a prefix plan's are: whole words but one per row).
+    let random_masks = bitmap_core::layout::split_rows(
         &Bitmap::from_word_slice(WORDS * 64, &random_words(WORDS, 4)).unwrap(),
         64,
         WORDS,
     );
+    let prefix_masks: Vec<Bitmap> = (0..64).map(|k| Bitmap::with_prefix(WORDS, WORDS - 37 * k)).collect();
+    for (value, masks) in [("64x4096", random_masks), ("64x4096-prefix", prefix_masks)] {
+        bench_deposit_extract(c, value, &rows, &masks, &copy_source);
+    }
+}
+
+fn bench_deposit_extract(c: &mut Criterion, value: &str, rows: &[Bitmap], masks: &[Bitmap], copy_source: &[u64]) {
     let total: usize = masks.iter().map(Bitmap::popcount).sum();
     let src = Bitmap::from_word_slice(WORDS * 64, &random_words(WORDS, 5)).unwrap();
-    let value = "64x4096";
     let mut g = group(c, "layout/deposit_rows");
     bench_lazy(
         &mut g,
@@ -177,15 +186,15 @@ fn bench_layout(c: &mut Criterion) {
         value,
         || {
             let mut out = vec![Bitmap::new(0); 64];
-            assert_eq!(deposit_rows_into(&src, &masks, &mut out).unwrap(), total);
+            assert_eq!(deposit_rows_into(&src, masks, &mut out).unwrap(), total);
             let mut back = Bitmap::new(0);
-            extract_rows_into(&out, &masks, &mut back).unwrap();
+            extract_rows_into(&out, masks, &mut back).unwrap();
             assert!((0..total).step_by(17).all(|i| back.test(i) == src.test(i)));
             out
         },
-        |out| deposit_rows_into(black_box(&src), &masks, out).unwrap(),
+        |out| deposit_rows_into(black_box(&src), masks, out).unwrap(),
     );
-    bench_copy(&mut g, value, || vec![&copy_source[..]]);
+    bench_copy(&mut g, value, || vec![copy_source]);
     g.finish();
     let mut g = group(c, "layout/extract_rows");
     bench_lazy(
@@ -194,13 +203,13 @@ fn bench_layout(c: &mut Criterion) {
         value,
         || {
             let mut out = Bitmap::new(0);
-            extract_rows_into(&rows, &masks, &mut out).unwrap();
+            extract_rows_into(rows, masks, &mut out).unwrap();
             assert_eq!(out.len(), total);
             out
         },
-        |out| extract_rows_into(black_box(&rows), &masks, out).unwrap(),
+        |out| extract_rows_into(black_box(rows), masks, out).unwrap(),
     );
-    bench_copy(&mut g, value, || vec![&copy_source[..]]);
+    bench_copy(&mut g, value, || vec![copy_source]);
     g.finish();
 }
 

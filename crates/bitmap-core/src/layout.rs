@@ -1,6 +1,6 @@
 //! The bit moves between a flat, interleaved bitmap and its rows: split and
 //! join (a transposition), and deposit and extract (PDEP and PEXT over
-//! rows), on the dispatched [`kernel`](crate::kernel)s.
+//! rows), on the dispatched [`kernel`]s.
 //!
 //! An LMCache-style controller keeps a request's keys in two forms: flat,
 //! chunk-major (bit `j·n + k` is chunk `j` of row `k`, the order its

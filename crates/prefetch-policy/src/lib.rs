@@ -21,7 +21,10 @@
 //!   unlock masks, per-adapter key lists) and [`validate`](LoadPlan::validate);
 //!   [`PrefetchDecision`] strings those steps together;
 //! - [`ObjectKey`], LMCache's validated key, and [`reference`](mod@reference)
-//!   implementations for tests and benchmarks.
+//!   implementations for tests and benchmarks;
+//! - prefix hits for hybrid models ([`hybrid`]): LMCache's `fold`/`unfold`
+//!   over groups with full-attention, sliding-window and Mamba layers and
+//!   tensor-parallel ranks, in flat and grouped layouts.
 //!
 //! # Planning
 //!
@@ -92,6 +95,24 @@
 //! assert_eq!(format!("{unlock:?}"), "{0: 000011, 1: 010001}");
 //! let names = ["k0", "k1", "k2", "k3", "k4", "k5"];
 //! assert_eq!(plan.gather(&names)?, [(0, vec![&"k0", &"k1"]), (1, vec![&"k2"])]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Prefix hits for hybrid models
+//!
+//! A prefix is usable only if every layer group can serve it under its own
+//! rule; [`fold_unfold_ranked`] gives the longest such prefix and the keys
+//! it needs (see [`hybrid`] for the layouts and rules):
+//!
+//! ```
+//! use bitmap_core::Bitmap;
+//! use prefetch_policy::{FULL_ATTENTION_WINDOW, fold_unfold_grouped};
+//!
+//! // One row per (group, rank): full attention, and a Mamba group (window 1).
+//! let rows: [Bitmap; 2] = ["111110".parse()?, "001011".parse()?];
+//! let (hit, needed) = fold_unfold_grouped(&rows, &[FULL_ATTENTION_WINDOW, 1])?;
+//! assert_eq!(hit, 5); // chunk 5 is missing from the full-attention row
+//! assert_eq!([needed[0].to_string(), needed[1].to_string()], ["111110", "000010"]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

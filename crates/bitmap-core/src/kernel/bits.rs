@@ -317,20 +317,38 @@ fn gather_and_aligned<B: BitMoves>(moves: B, src: &[u64], stride: usize, offset:
         steps += 1;
         covered += shift;
     }
-    // All six, always: a fixed trip count unrolls to straight-line code
-    // (an unused step is `run & run`), which beats a loop of 1 to 6.
-    let _ = steps;
-    let shifts = &shifts;
+    let shifts = &shifts[..steps];
+    if steps == 0 {
+        // One bit per cell (a row split): no run to test.
+        return compress_blocks(moves, compressor, src, stride, per_word, dst, |x| x);
+    }
+    compress_blocks(moves, compressor, src, stride, per_word, dst, |x| {
+        let mut run = x;
+        for &shift in shifts {
+            run &= run >> shift;
+        }
+        run
+    })
+}
+
+/// Each output word of [`gather_and_aligned`]: the compressed cells of
+/// `stride` input words, each first mapped by `run`.
+#[inline(always)]
+fn compress_blocks<B: BitMoves>(
+    moves: B,
+    compressor: B::Compressor,
+    src: &[u64],
+    stride: usize,
+    per_word: usize,
+    dst: &mut [u64],
+    run: impl Fn(u64) -> u64,
+) {
     let whole = (src.len() / stride).min(dst.len());
     let (full, rest) = dst.split_at_mut(whole);
     for (out, words) in full.iter_mut().zip(src.chunks_exact(stride)) {
         let mut acc = 0;
         for (t, &x) in words.iter().enumerate() {
-            let mut run = x;
-            for &shift in shifts {
-                run &= run >> shift;
-            }
-            acc |= moves.compress_with(compressor, run) << (t * per_word);
+            acc |= moves.compress_with(compressor, run(x)) << (t * per_word);
         }
         *out = acc;
     }
@@ -338,11 +356,7 @@ fn gather_and_aligned<B: BitMoves>(moves: B, src: &[u64], stride: usize, offset:
     if let Some(out) = rest.first_mut() {
         let mut acc = 0;
         for (t, &x) in src[whole * stride..].iter().enumerate() {
-            let mut run = x;
-            for &shift in shifts {
-                run &= run >> shift;
-            }
-            acc |= moves.compress_with(compressor, run) << (t * per_word);
+            acc |= moves.compress_with(compressor, run(x)) << (t * per_word);
         }
         *out = acc;
     }
@@ -380,7 +394,12 @@ pub(crate) fn scatter_or<B: BitMoves>(moves: B, src: &[u64], stride: usize, offs
 pub(crate) fn deposit<B: BitMoves>(moves: B, src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
     let mut taken = src_start;
     for (d, &m) in dst.iter_mut().zip(mask) {
-        *d = if m == 0 { 0 } else { moves.expand(bits_from(src, taken), m) };
+        // Whole-word masks (the runs of a plan's cells) need no expand.
+        *d = match m {
+            0 => 0,
+            u64::MAX => bits_from(src, taken),
+            _ => moves.expand(bits_from(src, taken), m),
+        };
         taken += m.count_ones() as usize;
     }
     taken - src_start
@@ -419,6 +438,9 @@ fn periodic_bits(pattern: &[u64], period: usize, phase: usize, small: u128) -> u
     let first = bits_from(pattern, phase);
     if head >= 64 { first } else { (first & low_bits(head as u32)) | bits_from(pattern, 0) << head }
 }
+
+/// The longest word cycle [`fill_periodic`] precomputes on the stack.
+const CYCLE_WORDS: usize = 64;
 
 /// ORs into `dst` bits `start..end` (clamped to `dst`) the repetition of the
 /// first `period >= 1` bits of `pattern`: bit `p` gets pattern bit
@@ -468,6 +490,34 @@ pub(crate) fn fill_periodic(dst: &mut [u64], start: usize, end: usize, pattern: 
     let step = 64 % period;
     let mut phase = n % period;
     let mut p = start + n;
+    // The whole words repeat every `period / gcd(period, 64)` words: when
+    // that cycle fits a stack buffer, compute it once and OR it in round
+    // and round.
+    let cycle = period / (1usize << period.trailing_zeros().min(6));
+    if cycle <= CYCLE_WORDS && p + 64 * cycle <= end {
+        let mut words = [0u64; CYCLE_WORDS];
+        for w in &mut words[..cycle] {
+            *w = periodic_bits(pattern, period, phase, small);
+            phase += step;
+            if phase >= period {
+                phase -= period;
+            }
+        }
+        let whole = (end - p) / 64;
+        let first = p / 64;
+        for (d, &w) in dst[first..first + whole].iter_mut().zip(words[..cycle].iter().cycle()) {
+            *d |= w;
+        }
+        // `phase` is back where it started after `cycle` words; advance it
+        // over the rest of the whole words.
+        for _ in 0..whole % cycle {
+            phase += step;
+            if phase >= period {
+                phase -= period;
+            }
+        }
+        p += whole * 64;
+    }
     while p + 64 <= end {
         dst[p / 64] |= periodic_bits(pattern, period, phase, small);
         phase += step;
@@ -535,14 +585,16 @@ pub(crate) fn transpose64(words: &mut [u64]) {
         let mut width = 32;
         let mut mask: u64 = 0x0000_0000_FFFF_FFFF;
         while width != 0 {
-            let mut k = 0;
-            while k < 64 {
-                for r in k..k + width {
-                    let t = ((block[r] >> width) ^ block[r + width]) & mask;
-                    block[r] ^= t << width;
-                    block[r + width] ^= t;
+            // Pairs (r, r + width) of each 2·width run, as two slices: the
+            // loop over them has no aliasing, so for width >= 4 the
+            // compiler vectorises it for the kernel's features.
+            for pair in block.chunks_exact_mut(2 * width) {
+                let (low, high) = pair.split_at_mut(width);
+                for (a, b) in low.iter_mut().zip(high.iter_mut()) {
+                    let t = ((*a >> width) ^ *b) & mask;
+                    *a ^= t << width;
+                    *b ^= t;
                 }
-                k += 2 * width;
             }
             width >>= 1;
             mask ^= mask << width;

@@ -51,7 +51,12 @@ pub(crate) fn is_fast() -> bool {
 }
 
 /// AMD family 17h (Zen, Zen+, Zen 2): `pext`/`pdep` are microcoded.
+/// Under Miri, which cannot run `cpuid`, never: there the compile-time
+/// features are the "CPU".
 fn microcoded_pext() -> bool {
+    if cfg!(miri) {
+        return false;
+    }
     let vendor = __cpuid(0);
     let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6E65, 0x444D_4163); // "AuthenticAMD"
     if !amd {
