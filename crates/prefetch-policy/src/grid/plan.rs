@@ -4,21 +4,23 @@
 //!
 //! # How
 //!
-//! 1. `prefix`: `found` = the union of every L1 and L2 grid, row by row
-//!    (one pass per row); `fold_grouped` over found's rows (each under its
-//!    own window) gives the hit, and row `r` needs found's cells in
-//!    `unfold_range(hit, window[r])`: that range *is* row `r` of
-//!    `unfold_grouped(hit, …)`, so the mask is never built. `full`: every
-//!    found cell is needed, a sliding-window row is an error, and no hit is
-//!    needed to plan ([`GridPlan::hit`] computes it when asked).
-//! 2. The tiers in order (L1 indices ascending, then L2 indices ascending),
-//!    each taking `remaining & locked` and removing it from `remaining`.
-//!    That is, per row, bitmap-core's first-wins split of the tiers' rows,
-//!    run over the words of the needed range only (each output word written
-//!    once, the words outside cleared, the edge bits masked). Restricting
-//!    the split to the range is the same as restricting its inputs: the
-//!    mask applies to every tier alike. The union of the tiers is never
-//!    built for `full`: the split's outputs together are it.
+//! The tiers in order (L1 indices ascending, then L2 indices ascending),
+//! each taking `remaining & locked` and removing it from `remaining`, is
+//! exactly bitmap-core's first-wins split of the tiers' rows, one pass over
+//! each row's words with each output word written once, straight into the
+//! plan rows' words.
+//!
+//! - `full`: every found cell is needed (a sliding-window row is an error),
+//!   so the split is the plan. It needs no hit ([`GridPlan::hit`] computes
+//!   it from the plan when asked), and no union is built.
+//! - `prefix`: the split gets one more input, a row of all ones, last: its
+//!   output is the complement of the union of the tiers (`found`), which
+//!   the fold needs, so the union costs no pass of its own over the tiers.
+//!   `fold_grouped` over found's rows (each under its own window) gives the
+//!   hit, and row `r` keeps only its cells in `unfold_range(hit, window[r])`:
+//!   that range *is* row `r` of `unfold_grouped(hit, …)`, so the mask is
+//!   never built. Cutting the split's outputs to the range is the same as
+//!   cutting its inputs: the mask applies to every tier alike.
 //!
 //! So a planned cell is needed, was locked by its tier, and is planned once.
 
@@ -156,6 +158,9 @@ pub struct GridPlan {
     /// The fold of `found`.
     folded: Bitmap,
     fold: FoldWorkspace,
+    /// A row of all ones: the split's last input under `prefix`, whose
+    /// output is the complement of the union.
+    ones: Bitmap,
 }
 
 impl GridPlan {
@@ -277,9 +282,8 @@ const BLOCK_WORDS: usize = 64;
 /// needs found's cells in `unfold_range(hit, windows[r])`; under `full`,
 /// every found cell. Then the L1 indices in ascending order, then the L2
 /// indices, each take the needed cells it locked that no earlier one took:
-/// per row, bitmap-core's first-wins split of the tiers' rows over the
-/// needed words only. No cell is planned twice, and only on a tier that
-/// locked it.
+/// per row, bitmap-core's first-wins split of the tiers' rows. No cell is
+/// planned twice, and only on a tier that locked it.
 ///
 /// # Errors
 ///
@@ -296,45 +300,60 @@ pub fn plan_grid_into(request: &GridRequest<'_>, plan: &mut GridPlan) -> Result<
     let tiers = request.l1.len() + request.l2.len();
     let locked = || request.l1.entries().iter().chain(request.l2.entries()).map(|(_, grid)| grid);
 
-    // 1. Under `prefix`, the hit: `fold_grouped` of the union of the tiers.
-    //    Under `full` the plan needs no hit (every found cell is needed), so
-    //    `GridPlan::hit` computes it from the plan when asked.
-    if request.fetching == FetchingPolicy::Prefix {
-        plan.found.ensure_shape(rows, cols);
-        let mut spill: Vec<&Bitmap> = Vec::new();
-        for (row, union) in plan.found.rows_mut().iter_mut().enumerate() {
-            with_rows(locked(), tiers, row, &mut spill, |sources| union.union_many_into(sources))
-                .map_err(|_| shape_error(request))?;
-        }
-        fold_grouped_into(plan.found.rows(), request.windows, &mut plan.fold, &mut plan.folded)?;
-        plan.hit = plan.folded.last_set().map_or(0, |last| last + 1);
-    }
     if tiers == 0 {
+        // Nothing found: no prefix is servable, nothing to plan.
         return Ok(());
     }
-
-    // 2. The first-wins split of the tiers, row by row, over the words of
-    //    the row's needed range only, into the plan's grids (reshaped only
-    //    when the shape changes: every word is written below).
     for (_, grid) in plan.l1.prepare_slots(request.l1.indices()) {
         grid.ensure_shape(rows, cols);
     }
     for (_, grid) in plan.l2.prepare_slots(request.l2.indices()) {
         grid.ensure_shape(rows, cols);
     }
-    for (row, &window) in request.windows.iter().enumerate() {
-        let (lo, hi) = match request.fetching {
-            FetchingPolicy::Prefix => unfold_range(plan.hit as i64, window),
-            FetchingPolicy::Full => (0, cols),
-        };
-        let inputs = locked().map(|grid| grid.rows()[row].as_words());
-        let outputs =
-            plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()).map(|(_, grid)| &mut grid.rows_mut()[row]);
-        // Stack arrays sized to the common case: their set-up is per row.
-        match tiers {
-            0..=4 => split_row::<4>(inputs, outputs, tiers, lo, hi),
-            5..=STACK_TIERS => split_row::<STACK_TIERS>(inputs, outputs, tiers, lo, hi),
-            _ => split_row_spilled(inputs, outputs, lo, hi),
+
+    if request.fetching == FetchingPolicy::Full {
+        // Every found cell is needed and no hit is (`GridPlan::hit` computes
+        // it from the plan when asked): the first-wins split of the tiers,
+        // row by row, into the plan's grids.
+        for row in 0..rows {
+            let inputs = locked().map(|grid| grid.rows()[row].as_words());
+            let outputs =
+                plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()).map(|(_, g)| &mut g.rows_mut()[row]);
+            split(inputs, outputs, tiers, 0, cols);
+        }
+    } else {
+        // The split first, over whole rows, with one more input of all ones
+        // last: its output is the complement of the union, so the union the
+        // fold needs costs no pass of its own over the tiers. Then the hit,
+        // then each row cut to its needed range.
+        plan.found.ensure_shape(rows, cols);
+        if plan.ones.len() != cols {
+            plan.ones.reset(cols);
+            plan.ones.set_all();
+        }
+        let ones = plan.ones.as_words();
+        for (row, union) in plan.found.rows_mut().iter_mut().enumerate() {
+            let inputs = locked().map(|grid| grid.rows()[row].as_words()).chain(core::iter::once(ones));
+            let outputs = plan
+                .l1
+                .entries_mut()
+                .iter_mut()
+                .chain(plan.l2.entries_mut())
+                .map(|(_, g)| &mut g.rows_mut()[row])
+                .chain(core::iter::once(&mut *union));
+            split(inputs, outputs, tiers + 1, 0, cols);
+            union.invert();
+        }
+        fold_grouped_into(plan.found.rows(), request.windows, &mut plan.fold, &mut plan.folded)?;
+        plan.hit = plan.folded.last_set().map_or(0, |last| last + 1);
+        for (row, &window) in request.windows.iter().enumerate() {
+            let (lo, hi) = unfold_range(plan.hit as i64, window);
+            if (lo, hi) == (0, cols) {
+                continue;
+            }
+            for (_, grid) in plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()) {
+                keep_range(&mut grid.rows_mut()[row].words_mut(), lo, hi);
+            }
         }
     }
     plan.l1.remove_empty();
@@ -342,37 +361,29 @@ pub fn plan_grid_into(request: &GridRequest<'_>, plan: &mut GridPlan) -> Result<
     Ok(())
 }
 
-/// Calls `f` with row `row` of each grid (`tiers` of them), from a stack
-/// array (of 4 for the common case, else of [`STACK_TIERS`]: its set-up is
-/// per row) or, past [`STACK_TIERS`], from `spill`.
-fn with_rows<'g, R>(
-    grids: impl Iterator<Item = &'g Grid>,
-    tiers: usize,
-    row: usize,
-    spill: &mut Vec<&'g Bitmap>,
-    f: impl FnOnce(&[&Bitmap]) -> R,
-) -> R {
-    fn on_stack<'g, R, const N: usize>(
-        grids: impl Iterator<Item = &'g Grid>,
-        tiers: usize,
-        row: usize,
-        f: impl FnOnce(&[&Bitmap]) -> R,
-    ) -> R {
-        let empty = Bitmap::empty();
-        let mut stack: [&Bitmap; N] = [&empty; N];
-        for (slot, grid) in stack.iter_mut().zip(grids) {
-            *slot = &grid.rows()[row];
-        }
-        f(&stack[..tiers])
+/// The first-wins split of `inputs` (`count` rows of words) into
+/// `outputs`, keeping bits `lo..hi`, with stack arrays sized to the common
+/// case (their set-up is per row).
+fn split<'i, 'o>(
+    inputs: impl Iterator<Item = &'i [u64]>,
+    outputs: impl Iterator<Item = &'o mut Bitmap>,
+    count: usize,
+    lo: usize,
+    hi: usize,
+) {
+    match count {
+        0..=4 => split_row::<4>(inputs, outputs, count, lo, hi),
+        5..=STACK_TIERS => split_row::<STACK_TIERS>(inputs, outputs, count, lo, hi),
+        _ => split_row_spilled(inputs, outputs, lo, hi),
     }
-    match tiers {
-        0..=4 => on_stack::<R, 4>(grids, tiers, row, f),
-        5..=STACK_TIERS => on_stack::<R, STACK_TIERS>(grids, tiers, row, f),
-        _ => {
-            spill.clear();
-            spill.extend(grids.map(|grid| &grid.rows()[row]));
-            f(spill)
-        }
+}
+
+/// Clears every bit of a row's words outside `lo..hi`.
+fn keep_range(words: &mut [u64], lo: usize, hi: usize) {
+    let (first, end) = word_range(lo, hi);
+    let range = clear_outside(words, first, end);
+    if first < end {
+        mask_edges(&mut [range], lo, hi);
     }
 }
 
@@ -504,13 +515,6 @@ fn check_request(request: &GridRequest<'_>) -> Result<(), HybridError> {
         }
     }
     Ok(())
-}
-
-/// The error for the first locked grid of another shape than the request's.
-fn shape_error(request: &GridRequest<'_>) -> HybridError {
-    let expected = request.shape();
-    let actual = request.l1.iter().chain(request.l2.iter()).map(|(_, grid)| grid.shape()).find(|&s| s != expected);
-    shape_mismatch(expected, actual.unwrap_or(expected))
 }
 
 fn shape_mismatch(expected: (usize, usize), found: (usize, usize)) -> HybridError {
