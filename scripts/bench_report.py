@@ -57,6 +57,7 @@ BASELINES = [
     "roaring",
     "seed_literal",
     "seed_literal_fixedbitset",
+    "lmcache_loop",
 ]
 
 # Kernel names in bitmap-core's order (slowest first).
@@ -64,7 +65,7 @@ KERNEL_ORDER = ["scalar", "portable", "avx2", "avx512", "neon"]
 
 # Our implementations that are not kernels, in table order. Anything unknown
 # sorts after these (and before the baselines).
-OURS_ORDER = ["dispatched", "bitmap", "default", "default_into", "auto", "sequential", "parallel"]
+OURS_ORDER = ["dispatched", "bitmap", "into", "default", "default_into", "auto", "sequential", "parallel"]
 
 # The implementation a group's ratio table is about, first present wins: the
 # API users call, else the plan policy, else the dispatched kernel call, else
@@ -100,6 +101,26 @@ GROUP_NOTES = {
     "balanced_kernel/split_by_tables": "The `balanced` policy's routing pass: `Kernel::split_by_tables`, each "
     "adapter's keys chosen by a truth table over the other adapters' bits, per kernel. Throughput: bytes of all "
     "lookup bitmaps.",
+    "fold_unfold": "Prefix hit and its key mask over the flat chunk-major layout, `C x R x G` with the "
+    "windows named in the value (`full`: all full attention; `mixed`: [-1 ×4, 128, 128, 1, 1] for G = 8, "
+    "[-1, -1, 8, 32, 1] for G = 5; `gap0`: a Mamba group misses chunk 0, so no prefix is skipped): "
+    "`fold_unfold_ranked` (`bitmap`, allocating), `fold_unfold_ranked_into` (`into`, reused workspace and mask) "
+    "against `lmcache_loop`, LMCache's per-bit loop (for each group, for each length, test R bits). "
+    "Throughput: bytes of `found`.",
+    "fold_unfold_grouped": "As `fold_unfold`, over the same cells as G·R rows paired with windows "
+    "(`fold_unfold_grouped`, `fold_unfold_grouped_into`).",
+    "layout/split_rows": "`layout::split_rows_into`: a flat interleaved bitmap of 262,144 bits into its rows "
+    "(64 rows: 64×64 transposes; 8 rows: strided gather), against `copy` of the same 32 KiB.",
+    "layout/join_rows": "`layout::join_rows_into`, the inverse of `layout/split_rows`.",
+    "layout/deposit_rows": "`layout::deposit_rows_into`: PDEP of a flat bitmap into the set positions of 64 "
+    "mask rows of 4,096 bits (`64x4096`: random, half set; `-prefix`: each row a prefix, as a prefix plan's "
+    "cells are), against `copy` of 32 KiB.",
+    "layout/extract_rows": "`layout::extract_rows_into`: PEXT of 64 rows at the set positions of their masks.",
+    "grid_plan": "The grid plan (`plan_grid_into` a reused `GridPlan`, LMCache's newer `plan_load`) at 4,096 "
+    "chunks × 64 rows × 3 tiers (L1 0 and L2 0 a random 60% of the cells each, L2 1 all of them): `prefix` "
+    "(all rows full attention), `prefix_windows` (windows `[-1 ×4, 128, 128, 1, 1]` over the rows) and "
+    "`full`; against the flat `default` plan of the same bits as 262,144 keys × 3 adapters (`default_into`: "
+    "into a reused plan, sequential; `default`: allocating). Throughput: bytes of the three inputs.",
     "cutover/popcount": "Tiny inputs: the dispatched `kernel::popcount` (scalar loop inline up to `SMALL_WORDS` "
     "words, the active kernel above) against each kernel called directly. Size in words.",
     "cutover/or_assign": "Tiny inputs: the dispatched `kernel::or_assign` against each kernel called directly. "
@@ -412,7 +433,24 @@ def targets() -> list[Target]:
                "sequential", noise=0.05),
         Target("`balanced` policy 262,144 × 3 within 3× the default plan", "plan", "balanced", ["262144x3"],
                "within", 3.0, "default"),
+        Target("fold_unfold_ranked 4,096 × 8 × 8 all full ≥ 50× LMCache's per-bit loop", "fold_unfold", "bitmap",
+               ["4096x8x8-full"], "speedup", 50.0, "lmcache_loop"),
+        Target("fold_unfold_ranked 4,096 × 8 × 8 mixed windows ≥ 50× LMCache's per-bit loop", "fold_unfold",
+               "bitmap", ["4096x8x8-mixed", "4096x8x8-mixed-gap0"], "speedup", 50.0, "lmcache_loop"),
+        Target("fold_unfold_ranked 4,096 × 8 × 8 < 10 µs", "fold_unfold", "bitmap",
+               ["4096x8x8-full", "4096x8x8-mixed", "4096x8x8-mixed-gap0"], "max_ns", 10_000.0),
+        Target("fold_unfold_ranked 300 × 4 × 5 < 1 µs", "fold_unfold", "bitmap", ["300x4x5-mixed"], "max_ns", 1000.0),
     ]
+    for group in ["layout/split_rows", "layout/join_rows"]:
+        t.append(Target(f"`{group}` at 262,144 bits within 3× of a copy", group, "bitmap", ["64x4096", "8x32768"],
+                        "within", 3.0, "copy"))
+    for group in ["layout/deposit_rows", "layout/extract_rows"]:
+        t.append(Target(f"`{group}` at 262,144 bits within 3× of a copy", group, "bitmap",
+                        ["64x4096", "64x4096-prefix"], "within", 3.0, "copy"))
+    for fetching in ["prefix", "prefix_windows", "full"]:
+        t.append(Target(f"grid plan (`{fetching}`) 4,096 × 64 × 3 within 3× the flat `default` plan of the same "
+                        "262,144 × 3 bits (both into reused plans)", "grid_plan", fetching, ["262144x3"], "within",
+                        3.0, "default_into"))
     # Issue #12: the AVX-512 kernel against the AVX2 kernel in the same run.
     # Only a CPU with AVX-512 measures them; elsewhere they are listed as not
     # measured.
@@ -835,7 +873,11 @@ def chart_for(
 GROUP_ORDER = [
     "popcount", "and_assign", "or_assign", "xor_assign", "and_not_assign", "not_assign", "and_popcount",
     "union_many", "ones_1pct", "ones_50pct", "ones_99pct", "plan", "plan_replicated", "plan_kernel",
-    "balanced_kernel/class_counts", "balanced_kernel/split_by_tables", "cutover/popcount", "cutover/or_assign",
+    "balanced_kernel/class_counts", "balanced_kernel/split_by_tables", "fold_unfold", "fold_unfold_grouped",
+    "grid_plan", "layout/split_rows", "layout/join_rows", "layout/deposit_rows", "layout/extract_rows",
+    "bitmoves/gather_and_r8",
+    "bitmoves/gather_stride8", "bitmoves/scatter_stride8", "bitmoves/deposit", "bitmoves/extract",
+    "bitmoves/fill_periodic", "bitmoves/and_shifted", "bitmoves/transpose64", "cutover/popcount", "cutover/or_assign",
 ]
 
 

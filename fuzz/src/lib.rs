@@ -13,6 +13,9 @@
 //! - [`plan_invariants`]: random lookups planned by every registered policy.
 //! - [`from_untrusted`]: bytes, bit strings and JSON cases fed to every
 //!   parser.
+//! - [`prefix_hit`]: the hybrid-model fold, unfold and grid plan against
+//!   the scalar references of [`hybrid_model`], and the bit moves of
+//!   `bitmap_core::layout` ([`bit_moves`]).
 //!
 //! [`Bitmap`]: bitmap_core::Bitmap
 
@@ -20,13 +23,16 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 
+pub mod bit_moves;
 pub mod bitmap_ops;
 pub mod fill;
 pub mod from_untrusted;
+pub mod hybrid_model;
 pub mod plan_invariants;
+pub mod prefix_hit;
 
 /// The fuzz targets, by name: what `cargo fuzz run NAME` runs.
-pub const TARGETS: [&str; 3] = ["bitmap_ops", "plan_invariants", "from_untrusted"];
+pub const TARGETS: [&str; 4] = ["bitmap_ops", "plan_invariants", "from_untrusted", "prefix_hit"];
 
 /// Runs one input of the target `name` exactly as its fuzz target does: the
 /// replay test's entry point.
@@ -39,6 +45,7 @@ pub fn replay(name: &str, data: &[u8]) {
         "bitmap_ops" => decode(data).map_or((), bitmap_ops::check),
         "plan_invariants" => decode(data).map_or((), plan_invariants::check),
         "from_untrusted" => from_untrusted::check(data),
+        "prefix_hit" => decode(data).map_or((), prefix_hit::check),
         _ => panic!("unknown fuzz target {name:?}; the targets are {TARGETS:?}"),
     }
 }

@@ -33,16 +33,36 @@
 //!   [`seed_literal_plan`] agree with the reference, and the validator
 //!   catches a plan corrupted on purpose (a key added to a second adapter or
 //!   moved to a later holder) with the expected violation.
+//!
+//! # The grid plan
+//!
+//! An input may also carry a grid plan request (up to [`MAX_GRID_ROWS`]
+//! rows with windows in −3…60, up to [`MAX_GRID_CHUNKS`] chunks, up to
+//! ten L1 and L2 grids, `prefix` or `full`), planned by **every name in
+//! `registered_grid_policies()`** into one reused plan:
+//!
+//! - a request the definitions refuse (a sliding-window row under `full`,
+//!   no rows) is refused, leaving the plan empty; any other is planned;
+//! - word by word: no cell planned twice, every planned cell locked by its
+//!   index's grid in its tier, no empty entry, no entry for an index that
+//!   locked nothing, and the union of the plan is exactly the needed cells
+//!   (the union of the tiers, cut under `prefix` to each row's share of the
+//!   hit, both from [`hybrid_model`](crate::hybrid_model));
+//! - the hit is the reference's, every policy plans the same, and gives one
+//!   retention decision per planned cell.
 
 use arbitrary::Arbitrary;
 use bitmap_core::Bitmap;
 use prefetch_policy::reference::{naive_first_wins_plan, seed_literal_plan};
 use prefetch_policy::{
-    AdapterDescriptor, Keys, LoadPlan, LookupResults, Parallelism, PlanContract, PlanError, PlanViolation,
-    PrefetchPolicy, create_prefetch_policy, plan_first_wins_into, registered_prefetch_policies,
+    AdapterDescriptor, FetchingPolicy, GridMap, GridPlan, GridRequest, Keys, LoadPlan, LookupResults, Parallelism,
+    PlanContract, PlanError, PlanViolation, PrefetchPolicy, create_grid_policy, create_prefetch_policy,
+    plan_first_wins_into, registered_grid_policies, registered_prefetch_policies,
 };
 
 use crate::fill::{Fill, Length};
+use crate::hybrid_model;
+use crate::prefix_hit::grid_tiers;
 
 /// The most keys: 79 words, enough for `Parallelism::Parallel` to split
 /// into several chunks (of 8 words or more).
@@ -76,7 +96,27 @@ pub struct Input {
     /// (`clear` + `insert_clear`) rather than by collecting.
     reuse_lookup_buffers: bool,
     corruption: Option<Corruption>,
+    /// A grid plan request, planned by every registered grid policy.
+    grid: Option<GridInput>,
 }
+
+/// A grid plan request (LMCache's newer `plan_load`): the rows' windows,
+/// the width, and the L1 and L2 grids.
+#[derive(Arbitrary, Debug)]
+struct GridInput {
+    /// Each modulo 64, minus 3: −3…60; at most [`MAX_GRID_ROWS`].
+    windows: Vec<u8>,
+    num_chunks: Length,
+    /// `(is_l2, index modulo 12, cells)`.
+    tiers: Vec<(bool, u8, Fill)>,
+    full: bool,
+}
+
+/// The most rows of a grid request.
+pub const MAX_GRID_ROWS: usize = 12;
+
+/// The most chunks of a grid request (the reference fold is `O(C²)`).
+pub const MAX_GRID_CHUNKS: usize = 300;
 
 #[derive(Arbitrary, Debug)]
 struct Lookup {
@@ -165,6 +205,9 @@ impl Input {
 ///
 /// On any broken invariant.
 pub fn check(input: Input) {
+    if let Some(grid) = &input.grid {
+        check_grid(grid);
+    }
     let request = input.request();
     let Request { num_keys, ref adapters, ref lookup } = request;
     let keys = Keys::count(num_keys);
@@ -420,4 +463,111 @@ fn merged_naively(plan: &LoadPlan) -> Vec<bool> {
 
 fn bits_of(word: u64) -> String {
     format!("{:?}", (0..64).filter(|bit| word >> bit & 1 == 1).collect::<Vec<_>>())
+}
+
+/// Every registered grid policy plans `input` into a plan that is sound
+/// (no cell twice, every cell locked by its tier's grid) and complete (the
+/// cells it plans are exactly the needed ones: what the tiers hold, cut to
+/// the prefix every row can serve under `prefix`), checked word by word
+/// against the reference's needed cells; a request the definitions refuse
+/// is refused by every policy.
+fn check_grid(input: &GridInput) {
+    let windows: Vec<i64> = input.windows.iter().take(MAX_GRID_ROWS).map(|&w| i64::from(w % 64) - 3).collect();
+    let num_chunks = input.num_chunks.bits(MAX_GRID_CHUNKS);
+    let rows = windows.len();
+    let (l1, l2, model_l1, model_l2) = grid_tiers(&input.tiers, rows, num_chunks);
+    let fetching = if input.full { FetchingPolicy::Full } else { FetchingPolicy::Prefix };
+    let request = GridRequest::new(&windows, num_chunks, &l1, &l2, fetching);
+    let reference = hybrid_model::grid_plan(&windows, num_chunks, &model_l1, &model_l2, input.full);
+
+    // The needed cells from the definitions: found, cut to the hit's
+    // share of each row under `prefix`.
+    let found: Vec<Vec<bool>> = (0..rows)
+        .map(|r| (0..num_chunks).map(|c| model_l1.iter().chain(&model_l2).any(|(_, grid)| grid[r][c])).collect())
+        .collect();
+    let hit = reference.as_ref().map_or(0, |(hit, _, _)| *hit);
+    let needed: Vec<Bitmap> = found
+        .iter()
+        .zip(&windows)
+        .map(|(row, &w)| {
+            let cells: Vec<bool> =
+                row.iter().enumerate().map(|(c, &f)| f && (input.full || hybrid_model::in_unfold(c, hit, w))).collect();
+            Bitmap::from_bools(&cells)
+        })
+        .collect();
+
+    let names = registered_grid_policies();
+    assert!(names.iter().any(|name| name == "default"), "grid `default` is not registered: {names:?}");
+    let mut reused = GridPlan::new();
+    let mut first: Option<GridPlan> = None;
+    for name in &names {
+        let policy = create_grid_policy(name).unwrap_or_else(|e| panic!("creating registered grid {name:?}: {e}"));
+        let result = policy.plan_load_into(&request, &mut reused);
+        match (&reference, result) {
+            (None, Err(_)) => {
+                assert!(reused.l1().is_empty() && reused.l2().is_empty(), "grid {name}: a refused plan is not empty");
+                continue;
+            }
+            (None, Ok(())) => panic!("grid {name} planned a request the definitions refuse: {windows:?}"),
+            (Some(_), Err(error)) => panic!("grid {name} refused a valid request: {error}"),
+            (Some(_), Ok(())) => {}
+        }
+        assert_eq!(reused.hit(), hit, "grid {name}: hit");
+        let words = num_chunks.div_ceil(64);
+        let mut seen = vec![vec![0u64; words]; rows];
+        for (tier_name, planned, locked) in [("l1", reused.l1(), &l1), ("l2", reused.l2(), &l2)] {
+            check_grid_tier(name, tier_name, planned, locked, rows, num_chunks, &mut seen);
+        }
+        for (r, (seen_row, needed_row)) in seen.iter().zip(&needed).enumerate() {
+            assert_eq!(
+                seen_row.as_slice(),
+                needed_row.as_words(),
+                "grid {name}: row {r} covers other cells than needed"
+            );
+        }
+        let planned = reused.planned_count();
+        assert_eq!(policy.select_l1_retentions(Keys::count(planned)).len(), planned, "grid {name}: retentions");
+        match &first {
+            None => first = Some(reused.clone()),
+            Some(plan) => assert_eq!(&reused, plan, "grid {name}: another plan than {}", names[0]),
+        }
+    }
+}
+
+/// One tier of a grid plan, word by word: entries only for indices the
+/// tier has, of the request's shape, never empty; every planned cell
+/// locked in that index's grid and planned by no earlier entry (`seen`).
+fn check_grid_tier(
+    name: &str,
+    tier: &str,
+    planned: &GridMap,
+    locked: &GridMap,
+    rows: usize,
+    num_chunks: usize,
+    seen: &mut [Vec<u64>],
+) {
+    for (index, grid) in planned.iter() {
+        let held = locked
+            .get(index)
+            .unwrap_or_else(|| panic!("grid {name}: {tier} plans index {index}, which locked nothing"));
+        assert_eq!(grid.shape(), held.shape(), "grid {name}: {tier} index {index}: shape");
+        assert_eq!(grid.num_rows(), rows, "grid {name}: {tier} index {index}: rows");
+        assert!(grid.any(), "grid {name}: {tier} index {index}: an empty entry");
+        for (r, (row, held_row)) in grid.rows().iter().zip(held.rows()).enumerate() {
+            assert_eq!(row.len(), num_chunks, "grid {name}: {tier} index {index}, row {r}: length");
+            for (w, (&cells, &held_word)) in row.as_words().iter().zip(held_row.as_words()).enumerate() {
+                assert_eq!(
+                    cells & !held_word,
+                    0,
+                    "grid {name}: {tier} index {index}, row {r}, word {w}: cells not locked"
+                );
+                assert_eq!(
+                    cells & seen[r][w],
+                    0,
+                    "grid {name}: {tier} index {index}, row {r}, word {w}: planned twice"
+                );
+                seen[r][w] |= cells;
+            }
+        }
+    }
 }

@@ -58,6 +58,36 @@ pub enum BitmapError {
         /// The bitmap's length in bits.
         len: usize,
     },
+    /// A list of rows has the wrong number of entries: the output rows of
+    /// [`split_rows_into`](crate::layout::split_rows_into), or the rows or
+    /// outputs paired with the masks of
+    /// [`deposit_rows_into`](crate::layout::deposit_rows_into) and
+    /// [`extract_rows_into`](crate::layout::extract_rows_into).
+    #[error("row count mismatch: expected {expected} rows, got {actual}")]
+    RowCountMismatch {
+        /// The number of rows needed.
+        expected: usize,
+        /// The number given.
+        actual: usize,
+    },
+    /// The rows of one layout have different lengths.
+    #[error("ragged rows: row {row} has {len} bits, but row 0 has {expected}")]
+    RaggedRows {
+        /// The first row whose length differs from row 0's.
+        row: usize,
+        /// Its length.
+        len: usize,
+        /// Row 0's length.
+        expected: usize,
+    },
+    /// A deposit's source has fewer bits than the masks have set positions.
+    #[error("the source has {len} bits, but the masks have {needed} set positions")]
+    SourceTooShort {
+        /// The masks' total popcount.
+        needed: usize,
+        /// The source's length.
+        len: usize,
+    },
     /// A bit string has a character other than `0` or `1`.
     #[error("invalid character {found:?} at position {position}: expected '0' or '1'")]
     InvalidChar {

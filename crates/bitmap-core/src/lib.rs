@@ -129,6 +129,26 @@
 //! assert_eq!(hits.gather(&keys).copied().collect::<Vec<_>>(), ["k1", "k2"]);
 //! ```
 //!
+//! # Rows, deposit and extract
+//!
+//! The [`layout`] moves of a hybrid-model controller: a flat, chunk-major
+//! bitmap (bit `j·n + k` is chunk `j` of row `k`) split into its `n` rows
+//! and joined back, and PDEP/PEXT of a flat bitmap into and out of the set
+//! positions of mask rows, word by word (BMI2 where the CPU runs it fast):
+//!
+//! ```
+//! use bitmap_core::Bitmap;
+//! use bitmap_core::layout::{join_rows, split_rows};
+//!
+//! let flat: Bitmap = "11011000".parse().unwrap(); // 4 chunks × 2 rows
+//! let rows = split_rows(&flat, 2, 4);
+//! assert_eq!([rows[0].to_string(), rows[1].to_string()], ["1010", "1100"]);
+//! assert_eq!(join_rows(&rows).unwrap(), flat);
+//! let mask: Bitmap = "0110".parse().unwrap();
+//! assert_eq!("10".parse::<Bitmap>().unwrap().deposit(&mask).unwrap().to_string(), "0100");
+//! assert_eq!(flat.extract(&"11110000".parse().unwrap()).unwrap().to_string(), "1101");
+//! ```
+//!
 //! # Text, words and bytes
 //!
 //! ```
@@ -206,6 +226,7 @@ compile_error!(
 
 #[allow(unsafe_code)]
 pub mod kernel;
+pub mod layout;
 
 mod bitmap;
 mod error;

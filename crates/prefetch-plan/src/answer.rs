@@ -21,10 +21,15 @@ use core::fmt;
 use std::io::{self, Write};
 
 use bitmap_core::Bitmap;
-use prefetch_policy::{Keys, LoadPlan, PlanError, PrefetchPolicy, RegistryError, global_registry};
+use prefetch_policy::{
+    DefaultGridPolicy, GridMap, GridPlan, GridPolicy, GridRequest, Keys, LoadPlan, PrefetchPolicy, RegistryError,
+    global_registry,
+};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::case::Case;
+pub use crate::error::AnswerError;
+use crate::grid_case::GridCase;
 use crate::json;
 
 /// Whether to trim the plan before answering.
@@ -36,18 +41,6 @@ pub enum Trim {
     /// Cut the plan to its loadable prefix (`prefix_len` keys), as the
     /// controller does before loading.
     Prefix,
-}
-
-/// Why a case could not be planned, although it parsed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum AnswerError {
-    /// The policy's name is not registered.
-    #[error(transparent)]
-    Policy(#[from] RegistryError),
-    /// The policy refused the inputs.
-    #[error(transparent)]
-    Plan(#[from] PlanError),
 }
 
 /// Plans cases one after another, keeping one instance of each policy it
@@ -75,6 +68,7 @@ pub struct Planner {
     policies: Vec<(String, Box<dyn PrefetchPolicy>)>,
     plan: LoadPlan,
     retain: Vec<bool>,
+    grid_plan: GridPlan,
 }
 
 impl Planner {
@@ -92,6 +86,7 @@ impl Planner {
             policies: Vec::new(),
             plan: LoadPlan::new(0),
             retain: Vec::new(),
+            grid_plan: GridPlan::new(),
         };
         policy(&mut planner.policies, default_policy)?;
         Ok(planner)
@@ -118,6 +113,97 @@ impl Planner {
         // too.
         policy.select_l1_retentions_into(Keys::count(self.plan.planned_count()), &mut self.retain);
         Ok(Answer { plan: &self.plan, retain: &self.retain, prefix_len })
+    }
+}
+
+impl Planner {
+    /// Plans a grid case with the `default` grid policy (the greedy plan
+    /// of LMCache's newer `plan_load`; the grid policies differ only in
+    /// retention, which the grid answer does not carry) and returns the
+    /// answer, which borrows the planner's plan until the next case.
+    ///
+    /// # Errors
+    ///
+    /// [`AnswerError::Hybrid`] if the plan refuses the case: a sliding
+    /// window under `"fetching": "full"`.
+    ///
+    /// ```
+    /// use prefetch_plan::answer::{Planner, Trim};
+    /// use prefetch_plan::grid_case::parse_grid_case;
+    ///
+    /// let case = parse_grid_case(r#"{"windows": [-1, 2], "num_chunks": 5,
+    ///     "l1": {"0": ["11000", [2, 3]]}, "l2": {"1": ["11110", "00111"]}}"#)?;
+    /// let mut planner = Planner::new("default", Trim::None)?;
+    /// assert_eq!(
+    ///     planner.answer_grid(&case)?.to_string(),
+    ///     r#"{"l1": {"0": [[0, 1], [2, 3]]}, "l2": {"1": [[2, 3], []]}, "hit": 4}"#
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn answer_grid(&mut self, case: &GridCase) -> Result<GridAnswer<'_>, AnswerError> {
+        let request = GridRequest::new(&case.windows, case.num_chunks, &case.l1, &case.l2, case.fetching);
+        DefaultGridPolicy::new().plan_load_into(&request, &mut self.grid_plan)?;
+        Ok(GridAnswer { plan: &self.grid_plan })
+    }
+}
+
+/// The answer to a grid case: `{"l1": {"0": [[cols…], …]}, "l2": {…},
+/// "hit": N}`, each tier index → one list of planned chunk indices per
+/// row (indices with nothing to load left out), and the hit length.
+///
+/// Its `Display` is the JSON line without the newline.
+#[derive(Clone, Copy, Debug)]
+pub struct GridAnswer<'p> {
+    plan: &'p GridPlan,
+}
+
+impl<'p> GridAnswer<'p> {
+    /// The plan.
+    pub fn plan(&self) -> &'p GridPlan {
+        self.plan
+    }
+
+    /// Writes the answer as one line of JSON, newline included.
+    ///
+    /// # Errors
+    ///
+    /// The writer's.
+    pub fn write_line<W: Write>(&self, writer: W) -> io::Result<()> {
+        json::write_line(writer, self)
+    }
+}
+
+impl fmt::Display for GridAnswer<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&json::to_string(self))
+    }
+}
+
+impl Serialize for GridAnswer<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut answer = serializer.serialize_struct("GridAnswer", 3)?;
+        answer.serialize_field("l1", &GridMapJson(self.plan.l1()))?;
+        answer.serialize_field("l2", &GridMapJson(self.plan.l2()))?;
+        answer.serialize_field("hit", &self.plan.hit())?;
+        answer.end()
+    }
+}
+
+/// A grid map as `{"index": [[cols…], …]}`, streamed from the bitmaps.
+struct GridMapJson<'a>(&'a GridMap);
+
+impl Serialize for GridMapJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(index, grid)| (index, RowsJson(grid.rows()))))
+    }
+}
+
+/// Rows as an array of their set bits' index arrays.
+pub(crate) struct RowsJson<'a>(pub(crate) &'a [Bitmap]);
+
+impl Serialize for RowsJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(KeysJson))
     }
 }
 
@@ -201,7 +287,7 @@ impl Serialize for PlanJson<'_> {
 }
 
 /// A bitmap as the array of its set bits' indices.
-struct KeysJson<'a>(&'a Bitmap);
+pub(crate) struct KeysJson<'a>(pub(crate) &'a Bitmap);
 
 impl Serialize for KeysJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -204,40 +204,46 @@ const EXPECTED_LOOKUP: &str = "an object from adapter index to the keys it holds
 const EXPECTED_HELD: &str = "the keys the adapter holds: an array of key indices or a string of 0/1 characters";
 
 /// The text of the case being parsed, to locate errors in it.
-struct Source<'t> {
-    text: &'t str,
+pub(crate) struct Source<'t> {
+    pub(crate) text: &'t str,
 }
 
 impl<'t> Source<'t> {
     /// The case's fields as raw JSON.
     fn raw_case(&self) -> Result<RawCase<'t>, CaseError> {
-        // serde's derived structs also accept an array of the fields in
-        // order; a case is an object only.
+        self.check_object(EXPECTED_CASE)?;
+        serde_json::from_str(self.text).map_err(|error| parser_error(&error))
+    }
+
+    /// `Ok` if the text is (the start of) a JSON object, or empty (for the
+    /// parser to report): serde's derived structs also accept an array of
+    /// the fields in order, and a case is an object only.
+    pub(crate) fn check_object(&self, expected: &'static str) -> Result<(), CaseError> {
         let start = self.text.len() - self.text.trim_start().len();
         let rest = &self.text[start..];
         if !rest.is_empty() && !rest.starts_with('{') {
             let before = &self.text[..start];
             let line = 1 + before.matches('\n').count();
             let column = 1 + before.len() - before.rfind('\n').map_or(0, |newline| newline + 1);
-            let kind = CaseErrorKind::WrongType { expected: EXPECTED_CASE, found: excerpt(rest) };
+            let kind = CaseErrorKind::WrongType { expected, found: excerpt(rest) };
             return Err(CaseError::new(line, Some(column), None, kind));
         }
-        serde_json::from_str(self.text).map_err(|error| parser_error(&error))
+        Ok(())
     }
 
     /// The line (from 1) of the case's text where `raw` starts. Every raw
     /// value is borrowed from the text, so its address is inside it.
-    fn line_of(&self, raw: &RawValue) -> usize {
+    pub(crate) fn line_of(&self, raw: &RawValue) -> usize {
         let offset = (raw.get().as_ptr() as usize).wrapping_sub(self.text.as_ptr() as usize);
         let before = self.text.as_bytes().get(..offset).unwrap_or_default();
         1 + before.iter().filter(|&&byte| byte == b'\n').count()
     }
 
-    fn error(&self, raw: &RawValue, field: String, kind: CaseErrorKind) -> CaseError {
+    pub(crate) fn error(&self, raw: &RawValue, field: String, kind: CaseErrorKind) -> CaseError {
         CaseError::new(self.line_of(raw), None, Some(field), kind)
     }
 
-    fn wrong_type(&self, raw: &RawValue, field: String, expected: &'static str) -> CaseError {
+    pub(crate) fn wrong_type(&self, raw: &RawValue, field: String, expected: &'static str) -> CaseError {
         self.error(raw, field, CaseErrorKind::WrongType { expected, found: excerpt(raw.get()) })
     }
 
@@ -316,15 +322,28 @@ impl<'t> Source<'t> {
 
     /// One lookup entry's value, under `key`: a key list or a bit string.
     fn held_keys(&self, raw: &RawValue, num_keys: usize, key: &str) -> Result<Bitmap, CaseError> {
+        self.bits(raw, Bound::keys(num_keys), &|| lookup_field(key), EXPECTED_HELD)
+    }
+
+    /// A bitmap of `bound.len` bits given as an array of indices (any
+    /// order, repeats allowed) or a string of `bound.len` `0`/`1`
+    /// characters; `field` names it in an error.
+    pub(crate) fn bits(
+        &self,
+        raw: &RawValue,
+        bound: Bound,
+        field: &dyn Fn() -> String,
+        expected: &'static str,
+    ) -> Result<Bitmap, CaseError> {
         match raw.get().as_bytes().first() {
-            Some(b'[') => self.key_list(raw, num_keys, key),
-            Some(b'"') => self.bit_string(raw, num_keys, key),
-            _ => Err(self.wrong_type(raw, lookup_field(key), EXPECTED_HELD)),
+            Some(b'[') => self.key_list(raw, bound, field),
+            Some(b'"') => self.bit_string(raw, bound, field),
+            _ => Err(self.wrong_type(raw, field(), expected)),
         }
     }
 
-    fn key_list(&self, raw: &RawValue, num_keys: usize, key: &str) -> Result<Bitmap, CaseError> {
-        let mut bitmap = Bitmap::new(num_keys);
+    fn key_list(&self, raw: &RawValue, bound: Bound, field: &dyn Fn() -> String) -> Result<Bitmap, CaseError> {
+        let mut bitmap = Bitmap::new(bound.len);
         let mut failure = None;
         let mut deserializer = serde_json::Deserializer::from_str(raw.get());
         let parsed = KeyList { bitmap: &mut bitmap, failure: &mut failure }
@@ -333,20 +352,17 @@ impl<'t> Source<'t> {
         match (parsed, failure) {
             (Ok(()), _) => Ok(bitmap),
             (Err(_), Some(KeyListFailure::OutOfRange { at, key: index })) => {
-                let kind = CaseErrorKind::KeyOutOfRange { key: index, num_keys };
-                Err(self.error(raw, format!("{}[{at}]", lookup_field(key)), kind))
+                Err(self.error(raw, format!("{}[{at}]", field()), bound.out_of_range(index)))
             }
             (Err(error), Some(KeyListFailure::NotAKey { at })) => {
                 let kind = CaseErrorKind::Json { message: message_of(&error) };
-                Err(self.error(raw, format!("{}[{at}]", lookup_field(key)), kind))
+                Err(self.error(raw, format!("{}[{at}]", field()), kind))
             }
-            (Err(error), None) => {
-                Err(self.error(raw, lookup_field(key), CaseErrorKind::Json { message: message_of(&error) }))
-            }
+            (Err(error), None) => Err(self.error(raw, field(), CaseErrorKind::Json { message: message_of(&error) })),
         }
     }
 
-    fn bit_string(&self, raw: &RawValue, num_keys: usize, key: &str) -> Result<Bitmap, CaseError> {
+    fn bit_string(&self, raw: &RawValue, bound: Bound, field: &dyn Fn() -> String) -> Result<Bitmap, CaseError> {
         let quoted = raw.get();
         // A bit string has no escapes: read it in place. With escapes
         // (legal JSON, if odd), let serde_json decode it.
@@ -354,9 +370,8 @@ impl<'t> Source<'t> {
         let bits = match quoted.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
             Some(inner) if !inner.contains('\\') => inner,
             _ => {
-                decoded = serde_json::from_str::<String>(quoted).map_err(|error| {
-                    self.error(raw, lookup_field(key), CaseErrorKind::Json { message: message_of(&error) })
-                })?;
+                decoded = serde_json::from_str::<String>(quoted)
+                    .map_err(|error| self.error(raw, field(), CaseErrorKind::Json { message: message_of(&error) }))?;
                 &decoded
             }
         };
@@ -365,24 +380,56 @@ impl<'t> Source<'t> {
                 BitmapError::InvalidChar { position, found } => CaseErrorKind::BitStringChar { position, found },
                 other => CaseErrorKind::Json { message: other.to_string() },
             };
-            self.error(raw, lookup_field(key), kind)
+            self.error(raw, field(), kind)
         })?;
-        if bitmap.len() != num_keys {
-            let kind = CaseErrorKind::BitStringLength { len: bitmap.len(), num_keys };
-            return Err(self.error(raw, lookup_field(key), kind));
+        if bitmap.len() != bound.len {
+            return Err(self.error(raw, field(), bound.wrong_length(bitmap.len())));
         }
         Ok(bitmap)
     }
 }
 
+/// How many bits a bitmap in a case has, and the name of that number in
+/// messages: `num_keys` for a lookup, `num_chunks` for a grid row.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Bound {
+    pub(crate) len: usize,
+    /// `None` for a lookup (`num_keys`, the original messages).
+    pub(crate) name: Option<&'static str>,
+}
+
+impl Bound {
+    pub(crate) const fn keys(num_keys: usize) -> Bound {
+        Bound { len: num_keys, name: None }
+    }
+
+    pub(crate) const fn named(len: usize, name: &'static str) -> Bound {
+        Bound { len, name: Some(name) }
+    }
+
+    fn out_of_range(self, index: u64) -> CaseErrorKind {
+        match self.name {
+            None => CaseErrorKind::KeyOutOfRange { key: index, num_keys: self.len },
+            Some(name) => CaseErrorKind::IndexOutOfRange { index, len: self.len, name },
+        }
+    }
+
+    fn wrong_length(self, len: usize) -> CaseErrorKind {
+        match self.name {
+            None => CaseErrorKind::BitStringLength { len, num_keys: self.len },
+            Some(name) => CaseErrorKind::BitsLength { len, expected: self.len, name },
+        }
+    }
+}
+
 /// The value as a `usize`, if it is a JSON integer from 0 that fits.
-fn unsigned(raw: &RawValue) -> Option<usize> {
+pub(crate) fn unsigned(raw: &RawValue) -> Option<usize> {
     serde_json::from_str::<u64>(raw.get()).ok().and_then(|value| usize::try_from(value).ok())
 }
 
 /// A lookup key as an adapter index: decimal digits only (no sign, no
 /// spaces), fitting a `usize`.
-fn adapter_key(key: &str) -> Option<usize> {
+pub(crate) fn adapter_key(key: &str) -> Option<usize> {
     if key.is_empty() || !key.bytes().all(|byte| byte.is_ascii_digit()) {
         return None;
     }
@@ -399,7 +446,7 @@ fn lookup_field(key: &str) -> String {
 /// The first element of `values` that repeats an earlier one, as its
 /// position and the position of the earlier one. Sorts rather than hashes:
 /// the lists are short, and this runs for every case.
-fn first_repeat(values: impl ExactSizeIterator<Item = usize>) -> Option<(usize, usize)> {
+pub(crate) fn first_repeat(values: impl ExactSizeIterator<Item = usize>) -> Option<(usize, usize)> {
     if values.len() < 2 {
         return None;
     }
@@ -411,7 +458,7 @@ fn first_repeat(values: impl ExactSizeIterator<Item = usize>) -> Option<(usize, 
 }
 
 /// The start of a value's JSON text, on one line, for a message.
-fn excerpt(text: &str) -> String {
+pub(crate) fn excerpt(text: &str) -> String {
     const MAX_CHARS: usize = 40;
     let text = text.trim_end();
     let mut excerpt: String =
@@ -424,7 +471,7 @@ fn excerpt(text: &str) -> String {
 
 /// A [`CaseError`] from serde_json's error for the whole case, with its
 /// position.
-fn parser_error(error: &serde_json::Error) -> CaseError {
+pub(crate) fn parser_error(error: &serde_json::Error) -> CaseError {
     // Line 0 means the error has no position (not one serde_json returns
     // for text it parsed, but it is part of the contract).
     let (line, column) = match (error.line(), error.column()) {
@@ -440,7 +487,7 @@ fn parser_error(error: &serde_json::Error) -> CaseError {
 /// serde_json's message without the " at line L column C" it appends: the
 /// position is reported separately, relative to the input rather than to
 /// the value that was being parsed.
-fn message_of(error: &serde_json::Error) -> String {
+pub(crate) fn message_of(error: &serde_json::Error) -> String {
     let message = error.to_string();
     let position = format!(" at line {} column {}", error.line(), error.column());
     match message.strip_suffix(&position) {
@@ -451,7 +498,7 @@ fn message_of(error: &serde_json::Error) -> String {
 
 /// A JSON object's entries as raw values, in order, repeats kept (a map
 /// would silently keep one of them).
-struct RawEntries<'a>(Vec<(String, &'a RawValue)>);
+pub(crate) struct RawEntries<'a>(pub(crate) Vec<(String, &'a RawValue)>);
 
 impl<'de> Deserialize<'de> for RawEntries<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -14,6 +14,7 @@ use crate::bench_cmd::{self, BenchOptions, parse_bits};
 use crate::case::CaseLimits;
 use crate::error::CliError;
 use crate::features::FeatureReport;
+use crate::hit_cmd::{self, HitOptions};
 use crate::plan_cmd::{self, PlanOptions};
 
 const EXIT_STATUS: &str = "\
@@ -28,6 +29,12 @@ const PLAN_HELP: &str = r#"Input: one JSON case per line (NDJSON), or a JSON obj
     0/1 characters, bit 0 first.
   - policy: optional; else --policy.
   Unknown fields are errors: a misspelt field must not be silently ignored.
+A grid case (LMCache's newer plan_load over rows of group and rank) has a windows field instead:
+  {"windows": [-1, 2], "num_chunks": 4, "l1": {"0": ["1100", [0, 1]]}, "l2": {"1": ["1111", "0011"]},
+   "fetching": "prefix"}
+  - windows: one per row (<= 0 full attention, >= 1 sliding window); l1, l2: tier index -> one row per window,
+    each a list of chunk indices or a 0/1 string of num_chunks; fetching: "prefix" (default) or "full".
+  Its answer: {"l1": {"0": [[0, 1], [0, 1]]}, "l2": {"1": [[2, 3], [2, 3]]}, "hit": 4}
 
 Output: one JSON line per case, in input order:
   {"plan": {"0": [0, 3], "1": [1, 2], "2": [4]}, "retain": [false, false, false, false, false], "prefix_len": 5}
@@ -41,6 +48,20 @@ case n.
 
 Exit status: 0 when every case was answered; 2 for bad input (a bad case, an unknown --policy, a bad
 BITMAP_CORE_KERNEL); 1 when reading or writing fails."#;
+
+const HIT_HELP: &str = r#"Input: one JSON case per line (NDJSON), or a JSON object spread over several lines. Flat (chunk-major: bit
+j*G*R + g*R + r is chunk j, group g, rank r; G = the number of windows):
+  {"num_chunks": 5, "num_ranks": 1, "windows": [-1, 2], "found": [0, 2, 4, 5, 6, 7, 9]}
+  - found: an array of indices below num_chunks*G*R or a 0/1 string of that length; num_ranks defaults to 1.
+Grouped (one row per group and rank, each with its window):
+  {"rows": ["11110", [2, 3, 4]], "windows": [-1, 2], "num_chunks": 5}
+  - num_chunks is optional when every row is a 0/1 string.
+A window <= 0 is full attention, >= 1 a sliding window of that many chunks (1: Mamba).
+
+Output: one JSON line per case, in input order: the longest prefix every group can serve, and the keys to keep
+for it: {"hit": 4, "retain": [0, 2, 4, 5, 6, 7]} (flat), {"hit": 4, "retain": [[0, 1, 2, 3], [2, 3]]} (grouped).
+
+A bad case stops the run, as for plan: exit status 2 with its line number and field on standard error."#;
 
 /// `prefetch-plan`: compute prefetch load plans, show the CPU's kernels,
 /// measure them.
@@ -63,6 +84,9 @@ pub enum Command {
     /// Compute load plans: one JSON case per line in, one JSON answer per line out
     #[command(after_help = PLAN_HELP)]
     Plan(PlanArgs),
+    /// Prefix hits for hybrid models: one JSON case per line in, {"hit": N, "retain": [...]} per line out
+    #[command(after_help = HIT_HELP)]
+    Hit(HitArgs),
     /// Show the CPU features that matter, the kernels available and the active one
     #[command(
         after_help = "The active kernel honours BITMAP_CORE_KERNEL (scalar, portable, avx2, avx512, neon, auto); \
@@ -87,6 +111,17 @@ pub struct PlanArgs {
     #[arg(long, value_enum, value_name = "MODE", default_value_t = Trim::None)]
     pub trim: Trim,
     /// Refuse a case whose lookup bitmaps would take more than this many MiB in all
+    #[arg(long, value_name = "MIB", default_value_t = CaseLimits::DEFAULT_MAX_LOOKUP_BYTES >> 20)]
+    pub max_lookup_mib: usize,
+    /// The file of cases; standard input when absent or "-"
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+/// The options of `hit`.
+#[derive(Debug, Args)]
+pub struct HitArgs {
+    /// Refuse a case whose bitmaps would take more than this many MiB in all
     #[arg(long, value_name = "MIB", default_value_t = CaseLimits::DEFAULT_MAX_LOOKUP_BYTES >> 20)]
     pub max_lookup_mib: usize,
     /// The file of cases; standard input when absent or "-"
@@ -131,6 +166,7 @@ pub struct BenchArgs {
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Plan(args) => plan(args),
+        Command::Hit(args) => hit(args),
         Command::Features(args) => features(&args),
         Command::Bench(args) => bench(&args),
     }
@@ -153,6 +189,24 @@ fn plan(args: PlanArgs) -> Result<(), CliError> {
         Some(path) => {
             let file = File::open(path).map_err(CliError::io(format!("cannot open {}", path.display())))?;
             plan_cmd::run(BufReader::with_capacity(1 << 16, file), output, &options)
+        }
+    }
+    .map(drop)
+}
+
+fn hit(args: HitArgs) -> Result<(), CliError> {
+    Kernel::try_active()?;
+    let max_lookup_bytes = args.max_lookup_mib.saturating_mul(1 << 20);
+    let options = HitOptions::default()
+        .with_limits(CaseLimits::with_max_lookup_bytes(max_lookup_bytes))
+        .with_flush_each_answer(io::stdout().is_terminal());
+    let output = io::stdout().lock();
+    match args.file.as_deref() {
+        None => hit_cmd::run(io::stdin().lock(), output, &options),
+        Some(path) if path == Path::new("-") => hit_cmd::run(io::stdin().lock(), output, &options),
+        Some(path) => {
+            let file = File::open(path).map_err(CliError::io(format!("cannot open {}", path.display())))?;
+            hit_cmd::run(BufReader::with_capacity(1 << 16, file), output, &options)
         }
     }
     .map(drop)

@@ -1,13 +1,16 @@
-//! The errors: [`CaseError`] for a case that cannot be planned, [`CliError`]
+//! The errors: [`CaseError`] for a case that cannot be parsed,
+//! [`AnswerError`] for one that parsed but cannot be planned, [`CliError`]
 //! for a command that failed, and the exit status each one maps to.
+//!
+//! This module imports none of the crate's other modules (they import it):
+//! `case` and `answer` re-export their errors from here, so the parser, the
+//! planner and the errors do not depend on each other in a circle.
 
 use core::fmt;
 use std::io;
 
 use bitmap_core::kernel::KernelError;
-use prefetch_policy::RegistryError;
-
-use crate::answer::AnswerError;
+use prefetch_policy::{HybridError, PlanError, RegistryError};
 
 /// Why a case was rejected: what is wrong ([`kind`](CaseError::kind)), in
 /// which field ([`field`](CaseError::field), a JSON path such as
@@ -125,6 +128,33 @@ pub enum CaseErrorKind {
         /// The case's number of keys.
         num_keys: usize,
     },
+    /// An index in a list (a grid row's chunks, a flat bitmap's bits) is at
+    /// or past the number of bits it indexes.
+    #[error("index {index} is out of range for {name} {len}")]
+    IndexOutOfRange {
+        /// The index.
+        index: u64,
+        /// The number of bits.
+        len: usize,
+        /// What that number is called: `num_chunks`, or the flat layout's
+        /// `num_chunks × groups × ranks`.
+        name: &'static str,
+    },
+    /// A bit string (a grid row, a flat bitmap) has the wrong length.
+    #[error("the bit string has {len} characters, but {name} is {expected}")]
+    BitsLength {
+        /// The string's length in characters.
+        len: usize,
+        /// The length it must have.
+        expected: usize,
+        /// What that length is called.
+        name: &'static str,
+    },
+    /// The hybrid-model semantics refuse the case (no windows, no ranks, a
+    /// negative chunk count, rows of different lengths, a sliding window
+    /// under a full fetch).
+    #[error(transparent)]
+    Hybrid(#[from] HybridError),
     /// A lookup bit string holds a character other than `0` or `1`.
     #[error("invalid character {found:?} at position {position} of the bit string: expected '0' or '1'")]
     BitStringChar {
@@ -161,6 +191,21 @@ pub enum CaseErrorKind {
         /// The limit.
         limit: usize,
     },
+}
+
+/// Why a case could not be planned, although it parsed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnswerError {
+    /// The policy's name is not registered.
+    #[error(transparent)]
+    Policy(#[from] RegistryError),
+    /// The policy refused the inputs.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// The grid plan or the hit computation refused the inputs.
+    #[error(transparent)]
+    Hybrid(#[from] HybridError),
 }
 
 /// Why a command failed. [`exit_code`](CliError::exit_code) maps each to the

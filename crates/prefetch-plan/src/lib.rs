@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! prefetch-plan plan [--policy NAME] [--trim prefix] [FILE]   cases in (NDJSON), answers out
+//! prefetch-plan hit [FILE]                                    hybrid-model prefix hits, one per line
 //! prefetch-plan features [--json]                             CPU features, kernels, the active one
 //! prefetch-plan bench [--small BITS] [--large BITS] [--adapters N] [--json]
 //! ```
@@ -18,7 +19,13 @@
 //!
 //! See [`case`] for the input, [`answer`] for the output, and [`plan_cmd`]
 //! for what happens at a bad case (the run stops there, exit status 2,
-//! with the line and field on standard error).
+//! with the line and field on standard error). A case with a `windows`
+//! field is a grid plan request ([`grid_case`]), answered per tier and row
+//! with the hit length.
+//!
+//! `hit` reads [`hit_case`]s — a flat chunk-major bitmap or grouped rows,
+//! with one window per group or row — and answers the prefix every group
+//! can serve and the keys to keep ([`hit_cmd`]).
 //!
 //! # As a library
 //!
@@ -47,6 +54,9 @@ pub mod case;
 pub mod cli;
 pub mod error;
 pub mod features;
+pub mod grid_case;
+pub mod hit_case;
+pub mod hit_cmd;
 mod json;
 pub mod plan_cmd;
 pub mod reader;

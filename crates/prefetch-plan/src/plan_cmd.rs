@@ -1,4 +1,6 @@
-//! `prefetch-plan plan`: read cases, write one answer line per case.
+//! `prefetch-plan plan`: read cases, write one answer line per case. A
+//! case is a flat plan request ([`case`](crate::case)) or, when it has a
+//! `windows` field, a grid plan request ([`grid_case`](crate::grid_case)).
 //!
 //! # A bad case stops the run
 //!
@@ -17,9 +19,10 @@
 
 use std::io::{BufRead, BufWriter, Write};
 
-use crate::answer::{Planner, Trim};
-use crate::case::{CaseLimits, parse_case_with};
+use crate::answer::{AnswerError, Planner, Trim};
+use crate::case::{CaseError, CaseLimits, parse_case_with};
 use crate::error::{CliError, Location};
+use crate::grid_case::{is_grid_case, parse_grid_case_with};
 use crate::reader::CaseReader;
 
 /// How `plan` runs.
@@ -106,13 +109,54 @@ impl PlanOptions {
 pub fn run<R: BufRead, W: Write>(input: R, output: W, options: &PlanOptions) -> Result<usize, CliError> {
     let mut planner = Planner::new(&options.policy, options.trim)
         .map_err(|error| CliError::BadOption { option: "--policy", message: error.to_string() })?;
+    answer_each(input, output, options.flush_each_answer, |text, case_line, output| {
+        if is_grid_case(text) {
+            let case = parse_grid_case_with(text, &options.limits).map_err(|error| bad_case(error, case_line))?;
+            let answer = planner.answer_grid(&case).map_err(|error| unplannable(error, case_line))?;
+            answer.write_line(output).map_err(CliError::io("writing the answers"))
+        } else {
+            let case = parse_case_with(text, &options.limits).map_err(|error| bad_case(error, case_line))?;
+            let answer = planner.answer(&case).map_err(|error| unplannable(error, case_line))?;
+            answer.write_line(output).map_err(CliError::io("writing the answers"))
+        }
+    })
+}
+
+/// Reads every case of `input` and calls `answer(text, first_line, output)`
+/// for it, which writes one answer line; returns the number of cases
+/// answered. What `plan` and `hit` share: the stop at the first bad case
+/// (after flushing the answers before it), the UTF-8 check, the flushing.
+///
+/// # Errors
+///
+/// The first error of `answer`, [`CliError::NotUtf8`], or
+/// [`CliError::Io`] if reading or writing fails.
+pub(crate) fn answer_each<R: BufRead, W: Write>(
+    input: R,
+    output: W,
+    flush_each_answer: bool,
+    mut answer: impl FnMut(&str, usize, &mut BufWriter<W>) -> Result<(), CliError>,
+) -> Result<usize, CliError> {
     let mut reader = CaseReader::new(input);
     let mut output = BufWriter::with_capacity(1 << 16, output);
     let mut answered = 0;
     let result = loop {
-        match answer_next(&mut reader, &mut planner, &mut output, options) {
-            Ok(true) => answered += 1,
-            Ok(false) => break Ok(answered),
+        let case_text = match reader.next_case().map_err(CliError::io("reading the cases")) {
+            Ok(Some(case_text)) => case_text,
+            Ok(None) => break Ok(answered),
+            Err(error) => break Err(error),
+        };
+        let case_line = case_text.first_line;
+        let answered_one = std::str::from_utf8(case_text.text)
+            .map_err(|error| CliError::NotUtf8 {
+                location: byte_location(case_text.text, error.valid_up_to(), case_line),
+            })
+            .and_then(|text| answer(text, case_line, &mut output))
+            .and_then(|()| {
+                if flush_each_answer { output.flush().map_err(CliError::io("writing the answers")) } else { Ok(()) }
+            });
+        match answered_one {
+            Ok(()) => answered += 1,
             Err(error) => break Err(error),
         }
     };
@@ -123,33 +167,15 @@ pub fn run<R: BufRead, W: Write>(input: R, output: W, options: &PlanOptions) -> 
     Ok(answered)
 }
 
-/// Reads, plans and writes the next case; `Ok(false)` at the end of the
-/// input.
-fn answer_next<R: BufRead, W: Write>(
-    reader: &mut CaseReader<R>,
-    planner: &mut Planner,
-    output: &mut W,
-    options: &PlanOptions,
-) -> Result<bool, CliError> {
-    let Some(case_text) = reader.next_case().map_err(CliError::io("reading the cases"))? else {
-        return Ok(false);
-    };
-    let case_line = case_text.first_line;
-    let text = std::str::from_utf8(case_text.text).map_err(|error| CliError::NotUtf8 {
-        location: byte_location(case_text.text, error.valid_up_to(), case_line),
-    })?;
-    let case = parse_case_with(text, &options.limits).map_err(|error| {
-        let location = Location { line: case_line + error.line().saturating_sub(1), column: error.column(), case_line };
-        CliError::BadCase { location, error: Box::new(error) }
-    })?;
-    let answer = planner
-        .answer(&case)
-        .map_err(|error| CliError::Plan { location: Location { line: case_line, column: None, case_line }, error })?;
-    answer.write_line(&mut *output).map_err(CliError::io("writing the answers"))?;
-    if options.flush_each_answer {
-        output.flush().map_err(CliError::io("writing the answers"))?;
-    }
-    Ok(true)
+/// [`CliError::BadCase`] for a case that starts on `case_line`.
+pub(crate) fn bad_case(error: CaseError, case_line: usize) -> CliError {
+    let location = Location { line: case_line + error.line().saturating_sub(1), column: error.column(), case_line };
+    CliError::BadCase { location, error: Box::new(error) }
+}
+
+/// [`CliError::Plan`] for a case that starts on `case_line`.
+pub(crate) fn unplannable(error: AnswerError, case_line: usize) -> CliError {
+    CliError::Plan { location: Location { line: case_line, column: None, case_line }, error }
 }
 
 /// The line and column (in bytes, from 1) of byte `offset` of a case's

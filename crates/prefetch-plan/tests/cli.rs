@@ -603,3 +603,169 @@ fn help_describes_the_commands_and_the_rules() {
     // No subcommand: a usage error.
     assert_eq!(self::run(&mut command()).code, Some(2));
 }
+
+// ---------------------------------------------------------------------------
+// Hybrid models: `hit`, and grid cases in `plan`
+// ---------------------------------------------------------------------------
+
+/// Runs `hit` with `args` on `stdin`.
+fn hit(args: &[&str], stdin: &str) -> Run {
+    run(command().arg("hit").args(args).write_stdin(stdin))
+}
+
+#[test]
+fn the_hit_example_reproduces_its_expected_output() {
+    let run = run(command().args(["hit", "examples/hit.ndjson"]));
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run:?}");
+    assert_eq!(run.stdout, read_example("hit.expected.ndjson"));
+    // The issue's worked cases, written out by hand.
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines[0], r#"{"hit": 4, "retain": [0, 2, 4, 5, 6, 7]}"#);
+    assert_eq!(lines[1], r#"{"hit": 6, "retain": [[0, 1, 2, 3, 4, 5], [4, 5]]}"#);
+    assert_eq!(lines[2], r#"{"hit": 4, "retain": [[0, 1, 2, 3], [3]]}"#);
+    assert_eq!(lines[3], r#"{"hit": 1, "retain": [0, 1]}"#);
+    let adversarial: Value = serde_json::from_str(lines[4]).unwrap();
+    assert_eq!(adversarial["hit"], 130);
+    // Groups 0 and 1 (full) keep chunks 0..130, group 2 (window 8)
+    // 122..130, group 3 (window 32) 98..130, group 4 (Mamba) chunk 129;
+    // all 4 ranks of each.
+    let (groups, ranks) = (5, 4);
+    let mut expected = Vec::new();
+    for chunk in 0..130u64 {
+        for (group, lo) in [(0, 0), (1, 0), (2, 122), (3, 98), (4, 129)] {
+            if chunk >= lo {
+                expected.extend((0..ranks).map(|rank| chunk * groups * ranks + group * ranks + rank));
+            }
+        }
+    }
+    assert_eq!(adversarial["retain"], serde_json::json!(expected));
+    assert_eq!(lines[5], r#"{"hit": 0, "retain": []}"#);
+}
+
+#[test]
+fn hit_reads_both_encodings_and_multi_line_cases() {
+    let run = hit(
+        &["-"],
+        "{\"num_chunks\": 2, \"windows\": [-1, 1], \"found\": \"1111\"}\n\n{\n  \"rows\": [[0, 1], \"11\"],\n  \"windows\": [-1, 1],\n  \"num_chunks\": 2\n}\n",
+    );
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run:?}");
+    assert_eq!(run.stdout, "{\"hit\": 2, \"retain\": [0, 2, 3]}\n{\"hit\": 2, \"retain\": [[0, 1], [1]]}\n");
+}
+
+/// Runs a bad hit case between two good ones: exit status 2, the first
+/// answer alone on stdout, and the message.
+fn assert_bad_hit_case(bad: &str, message: &str) {
+    let good = r#"{"rows": ["1"], "windows": [-1]}"#;
+    let run = hit(&[], &format!("{good}\n{bad}\n{good}\n"));
+    assert_eq!(run.code, Some(2), "{bad}\n{run:?}");
+    assert_eq!(run.stdout, "{\"hit\": 1, \"retain\": [[0]]}\n", "{bad}");
+    assert_eq!(run.stderr, format!("prefetch-plan: {message}\n"), "{bad}");
+}
+
+#[test]
+fn bad_hit_cases_stop_the_run_with_their_line() {
+    assert_bad_hit_case(
+        r#"{"num_chunks": 2, "num_ranks": 0, "windows": [-1], "found": []}"#,
+        "line 2: num_ranks: the number of ranks must be at least 1 (got 0)",
+    );
+    assert_bad_hit_case(
+        r#"{"num_chunks": 2, "windows": [], "found": []}"#,
+        "line 2: windows: the window list is empty: at least one group is needed",
+    );
+    assert_bad_hit_case(
+        r#"{"num_chunks": -1, "windows": [-1], "found": []}"#,
+        "line 2: num_chunks: the number of chunks must not be negative (got -1)",
+    );
+    assert_bad_hit_case(
+        r#"{"rows": ["11", "111"], "windows": [-1, 2]}"#,
+        "line 2: rows[1]: row 1 has 3 bits, but row 0 has 2",
+    );
+    assert_bad_hit_case(
+        r#"{"rows": ["11"], "windows": [-1, 2]}"#,
+        "line 2: rows: 1 rows but 2 windows: each row needs exactly one window",
+    );
+    assert_bad_hit_case(
+        r#"{"num_chunks": 2, "windows": [-1], "found": [0, 2]}"#,
+        "line 2: found[1]: index 2 is out of range for num_chunks × groups × ranks 2",
+    );
+    assert_bad_hit_case(
+        r#"{"rows": ["11"], "windows": [-1], "extra": 1}"#,
+        "line 2, column 41: unknown field `extra`, expected one of `windows`, `num_chunks`, `num_ranks`, `found`, `rows`",
+    );
+    assert_bad_hit_case(
+        r#"{"windows": [-1], "rows": ["1"], "found": [0]}"#,
+        "line 2: a hit case has `found` (flat) or `rows` (grouped), not both",
+    );
+    assert_bad_hit_case(
+        "not json",
+        "line 2, column 1: expected a hit case: a JSON object with windows and found or rows, found `not json`",
+    );
+    assert_bad_hit_case(
+        r#"[[-1], ["1"]]"#,
+        r#"line 2, column 1: expected a hit case: a JSON object with windows and found or rows, found `[[-1], ["1"]]`"#,
+    );
+}
+
+#[test]
+fn the_grid_plan_example_reproduces_its_expected_output() {
+    let run = run(command().args(["plan", "examples/grid-plan.ndjson"]));
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run:?}");
+    assert_eq!(run.stdout, read_example("grid-plan.expected.ndjson"));
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    // L1 before L2.
+    assert_eq!(lines[0], r#"{"l1": {"5": [[1, 2]]}, "l2": {"0": [[0, 3]]}, "hit": 4}"#);
+    // The lower index wins by number.
+    assert_eq!(lines[1], r#"{"l1": {}, "l2": {"2": [[1, 2]], "10": [[0]]}, "hit": 3}"#);
+    // `full` keeps the cell past the gap.
+    assert_eq!(lines[5], r#"{"l1": {"0": [[0, 1, 3], [1, 2]]}, "l2": {"3": [[], [0]]}, "hit": 2}"#);
+}
+
+#[test]
+fn flat_and_grid_cases_mix_in_one_input() {
+    let input = concat!(
+        r#"{"num_keys": 2, "adapters": [0], "lookup": {"0": "11"}}"#,
+        "\n",
+        r#"{"windows": [-1], "num_chunks": 2, "l2": {"0": ["11"]}}"#,
+        "\n"
+    );
+    assert_eq!(
+        answers(&["--policy", "retain"], input),
+        [answer_line(&[(0, &[0, 1])], &[true, true], 2), r#"{"l1": {}, "l2": {"0": [[0, 1]]}, "hit": 2}"#.to_owned()]
+    );
+}
+
+#[test]
+fn bad_grid_cases_stop_the_run_with_their_line() {
+    let good = r#"{"num_keys": 1, "adapters": [0], "lookup": {"0": [0]}}"#;
+    for (bad, message) in [
+        (
+            r#"{"windows": [-1, 4], "num_chunks": 2, "l1": {"0": ["11", "11"]}, "fetching": "full"}"#,
+            "line 2: row 1 has sliding window 4, which the full fetching policy does not allow",
+        ),
+        (
+            r#"{"windows": [-1], "num_chunks": 2, "l1": {"0": ["11", "11"]}}"#,
+            r#"line 2: l1."0": 2 rows but 1 windows: each row needs exactly one window"#,
+        ),
+        (
+            r#"{"windows": [-1], "num_chunks": 2, "l2": {"0": [[0, 2]]}}"#,
+            r#"line 2: l2."0"[0][1]: index 2 is out of range for num_chunks 2"#,
+        ),
+        (
+            r#"{"windows": [-1], "num_chunks": 2, "l2": {"0": ["111"]}}"#,
+            r#"line 2: l2."0"[0]: the bit string has 3 characters, but num_chunks is 2"#,
+        ),
+        (
+            r#"{"windows": [-1], "num_chunks": 2, "fetching": "most"}"#,
+            r#"line 2: fetching: expected a fetching policy: "prefix" or "full", found `"most"`"#,
+        ),
+        (
+            r#"{"windows": [], "num_chunks": 2}"#,
+            "line 2: windows: the window list is empty: at least one group is needed",
+        ),
+    ] {
+        let run = plan(&[], &format!("{good}\n{bad}\n{good}\n"));
+        assert_eq!(run.code, Some(2), "{bad}\n{run:?}");
+        assert_eq!(run.stdout, format!("{}\n", answer_line(&[(0, &[0])], &[false], 1)), "{bad}");
+        assert_eq!(run.stderr, format!("prefetch-plan: {message}\n"), "{bad}");
+    }
+}

@@ -255,6 +255,57 @@ pub enum RegistryError {
     },
 }
 
+/// Why a [`Grid`](crate::Grid) or [`GridMap`](crate::GridMap) operation
+/// was refused: the operands' shapes disagree. Shapes are `(rows, cols)`.
+///
+/// ```
+/// use prefetch_policy::{Grid, GridError};
+///
+/// let mut a = Grid::zeros(2, 8);
+/// let error = a.try_union_with(&Grid::zeros(3, 8)).unwrap_err();
+/// assert_eq!(error, GridError::ShapeMismatch { left: (2, 8), right: (3, 8) });
+/// assert_eq!(error.to_string(), "grid shape mismatch: left is 2 x 8, right is 3 x 8");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
+pub enum GridError {
+    /// Two grids (or a grid and a map's shared shape) differ in shape.
+    #[error("grid shape mismatch: left is {} x {}, right is {} x {}", left.0, left.1, right.0, right.1)]
+    ShapeMismatch {
+        /// The shape of the grid operated on (or the map's shape).
+        left: (usize, usize),
+        /// The shape of the other operand.
+        right: (usize, usize),
+    },
+    /// The rows given for a grid differ in length.
+    #[error("row {row} has {len} bits, but row 0 has {expected}")]
+    RaggedRows {
+        /// The first row whose length differs from row 0's.
+        row: usize,
+        /// Its length.
+        len: usize,
+        /// Row 0's length.
+        expected: usize,
+    },
+    /// A per-row operation named a row the grid does not have.
+    #[error("row {row} is out of range for a grid of {rows} rows")]
+    RowOutOfRange {
+        /// The row asked for.
+        row: usize,
+        /// The grid's number of rows.
+        rows: usize,
+    },
+    /// A list of per-row items (keys to gather) has a length other than the
+    /// grid's: rows × columns.
+    #[error("expected {expected} items, got {actual}")]
+    ItemCountMismatch {
+        /// What the grid needs.
+        expected: usize,
+        /// What was given.
+        actual: usize,
+    },
+}
+
 fn known_list(known: &[String]) -> String {
     if known.is_empty() { "(none)".to_owned() } else { known.join(", ") }
 }

@@ -21,7 +21,10 @@
 //!   unlock masks, per-adapter key lists) and [`validate`](LoadPlan::validate);
 //!   [`PrefetchDecision`] strings those steps together;
 //! - [`ObjectKey`], LMCache's validated key, and [`reference`](mod@reference)
-//!   implementations for tests and benchmarks.
+//!   implementations for tests and benchmarks;
+//! - prefix hits for hybrid models ([`hybrid`]): LMCache's `fold`/`unfold`
+//!   over groups with full-attention, sliding-window and Mamba layers and
+//!   tensor-parallel ranks, in flat and grouped layouts.
 //!
 //! # Planning
 //!
@@ -95,6 +98,24 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Prefix hits for hybrid models
+//!
+//! A prefix is usable only if every layer group can serve it under its own
+//! rule; [`fold_unfold_ranked`] gives the longest such prefix and the keys
+//! it needs (see [`hybrid`] for the layouts and rules):
+//!
+//! ```
+//! use bitmap_core::Bitmap;
+//! use prefetch_policy::{FULL_ATTENTION_WINDOW, fold_unfold_grouped};
+//!
+//! // One row per (group, rank): full attention, and a Mamba group (window 1).
+//! let rows: [Bitmap; 2] = ["111110".parse()?, "001011".parse()?];
+//! let (hit, needed) = fold_unfold_grouped(&rows, &[FULL_ATTENTION_WINDOW, 1])?;
+//! assert_eq!(hit, 5); // chunk 5 is missing from the full-attention row
+//! assert_eq!([needed[0].to_string(), needed[1].to_string()], ["111110", "000010"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Policies by name
 //!
 //! ```
@@ -120,6 +141,8 @@ mod balanced;
 mod controller;
 mod error;
 mod first_wins;
+mod grid;
+pub mod hybrid;
 mod keys;
 mod lookup;
 mod object_key;
@@ -133,15 +156,25 @@ pub use adapter::{AdapterDescriptor, AdapterWeight};
 pub use adapter_map::{Entries, IntoEntries};
 pub use balanced::{BalancedPolicy, MAX_DENSE_PARTICIPANTS, plan_balanced_into};
 pub use controller::PrefetchDecision;
-pub use error::{KeyError, KeyField, PlanError, PlanViolation, RegistryError, WeightError};
+pub use error::{GridError, KeyError, KeyField, PlanError, PlanViolation, RegistryError, WeightError};
 pub use first_wins::{MAX_INLINE_ADAPTERS, PARALLEL_THRESHOLD_WORDS, Parallelism, plan_first_wins_into};
+pub use grid::Grid;
+pub use grid::map::GridMap;
+pub use grid::plan::{FetchingPolicy, GridPlan, GridRequest, UnknownFetchingPolicy, plan_grid, plan_grid_into};
+pub use grid::policy::{DefaultGridPolicy, GridPolicy, RetainGridPolicy};
+pub use hybrid::{
+    FULL_ATTENTION_WINDOW, FoldWorkspace, HybridError, TrimPolicy, chunk_count, fold, fold_grouped, fold_grouped_into,
+    fold_into, fold_unfold, fold_unfold_grouped, fold_unfold_grouped_into, fold_unfold_ranked, fold_unfold_ranked_into,
+    merge_bitmaps, select_retained, unfold, unfold_grouped, unfold_grouped_into, unfold_into, unfold_range,
+};
 pub use keys::Keys;
 pub use lookup::LookupResults;
 pub use object_key::ObjectKey;
 pub use plan::LoadPlan;
 pub use policy::{DefaultPolicy, PrefetchPolicy, RetainPolicy};
 pub use registry::{
-    PolicyFactory, PolicyRegistry, create_prefetch_policy, global_registry, register_prefetch_policy,
+    GridPolicyFactory, GridPolicyRegistry, PolicyFactory, PolicyRegistry, create_grid_policy, create_prefetch_policy,
+    global_grid_registry, global_registry, register_grid_policy, register_prefetch_policy, registered_grid_policies,
     registered_prefetch_policies,
 };
 pub use validate::PlanContract;

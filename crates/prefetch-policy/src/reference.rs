@@ -1,4 +1,4 @@
-//! Reference implementations of the first-wins plan, **not for
+//! Reference implementations of the first-wins plan and the hybrid fold, **not for
 //! production**: oracles for tests and fuzzing, and baselines for the
 //! benchmarks.
 //!
@@ -24,6 +24,14 @@
 //! assert_eq!(naive.to_index_lists(), [(0, vec![0, 1]), (1, vec![2])]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! For the hybrid-model fold ([`fold`](crate::fold) and its forms):
+//! [`naive_fold`], [`naive_unfold`], [`naive_fold_grouped`] and
+//! [`naive_fold_unfold_ranked`] test each prefix length chunk by chunk
+//! straight from the definitions (the oracles), and
+//! [`lmcache_fold_unfold_ranked`] is LMCache's per-bit loop (the baseline).
+//! They report bad input with the same [`HybridError`](crate::HybridError)s
+//! as the engine.
 
 use bitmap_core::Bitmap;
 
@@ -31,6 +39,10 @@ use crate::adapter::{AdapterDescriptor, sorted_index_vec};
 use crate::error::PlanError;
 use crate::lookup::LookupResults;
 use crate::plan::{LoadPlan, check_lookup_lengths};
+
+pub use crate::hybrid::reference::{
+    lmcache_fold_unfold_ranked, naive_fold, naive_fold_grouped, naive_fold_unfold_ranked, naive_unfold,
+};
 
 /// The first-wins plan computed key by key: for each key, the listed
 /// adapters in ascending index order, the first whose lookup holds the key

@@ -16,6 +16,13 @@ use prefetch_policy::{
     PARALLEL_THRESHOLD_WORDS, Parallelism, PlanContract, PrefetchDecision, PrefetchPolicy, RetainPolicy,
     plan_first_wins_into,
 };
+use prefetch_policy::{
+    FetchingPolicy, Grid, GridMap, GridPlan, GridPolicy, GridRequest, RetainGridPolicy, plan_grid_into,
+};
+use prefetch_policy::{
+    FoldWorkspace, fold_grouped_into, fold_into, fold_unfold_grouped_into, fold_unfold_ranked, fold_unfold_ranked_into,
+    unfold_grouped_into, unfold_into,
+};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -179,7 +186,7 @@ fn controller_decision_and_lookup_refill() {
 }
 
 fn main() {
-    let checks: [(&str, fn()); 8] = [
+    let checks: [(&str, fn()); 10] = [
         ("counter_sees_the_allocating_form", counter_sees_the_allocating_form),
         ("presized_plan_1024_keys_3_adapters", presized_plan_1024_keys_3_adapters),
         ("balanced_1024_keys", balanced_1024_keys),
@@ -188,6 +195,8 @@ fn main() {
         ("sequential_at_the_parallel_threshold", sequential_at_the_parallel_threshold),
         ("controller_decision_and_lookup_refill", controller_decision_and_lookup_refill),
         ("no_rayon_below_the_threshold", no_rayon_below_the_threshold),
+        ("hybrid_fold_unfold_into_forms", hybrid_fold_unfold_into_forms),
+        ("grid_plan_into_a_warmed_plan", grid_plan_into_a_warmed_plan),
     ];
     // A failed check panics, which fails the binary with the message.
     for (name, check) in checks {
@@ -209,4 +218,64 @@ fn no_rayon_below_the_threshold() {
         plan_first_wins_into(n, &lookup_3, &three, Parallelism::Auto, &mut plan).unwrap();
     });
     assert_eq!(ops, 0);
+}
+
+/// The hybrid fold's `_into` forms, warmed once on the largest shape: then
+/// nothing, on that shape and on smaller ones, flat and grouped.
+fn hybrid_fold_unfold_into_forms() {
+    let (chunks, ranks) = (4096, 8);
+    let windows = [-1, -1, -1, -1, 128, 128, 1, 1];
+    let width = windows.len() * ranks;
+    let mut found = Bitmap::with_prefix(chunks * width, chunks * width);
+    found.clear(4000 * width + 5 * ranks + 3); // a window-128 group misses chunk 4000
+    let row_windows: Vec<i64> = (0..width).map(|k| windows[k / ranks]).collect();
+    let rows: Vec<Bitmap> = (0..width).map(|k| (0..chunks).map(|j| found.test(j * width + k)).collect()).collect();
+    let smaller = Bitmap::with_prefix(300 * 5 * 4, 1000);
+
+    let mut ws = FoldWorkspace::new();
+    let (mut servable, mut mask, mut mask_rows) = (Bitmap::new(0), Bitmap::new(0), Vec::new());
+    let mut run = || {
+        let hit = fold_unfold_ranked_into(&found, chunks, ranks, &windows, &mut ws, &mut mask).unwrap();
+        assert_eq!(hit, 4000);
+        fold_into(&found, chunks, ranks, &windows, &mut ws, &mut servable).unwrap();
+        unfold_into(hit, chunks, ranks, &windows, &mut mask).unwrap();
+        let grouped_hit = fold_unfold_grouped_into(&rows, &row_windows, &mut ws, &mut mask_rows).unwrap();
+        assert_eq!(grouped_hit, hit);
+        fold_grouped_into(&rows, &row_windows, &mut ws, &mut servable).unwrap();
+        unfold_grouped_into(hit, chunks, &row_windows, &mut mask_rows).unwrap();
+        fold_unfold_ranked_into(&smaller, 300, 4, &[-1, -1, 8, 32, 1], &mut ws, &mut mask).unwrap();
+    };
+    run(); // warm-up: every buffer grows to its largest shape
+    assert_eq!(heap_operations(100, &mut run), 0);
+    let expected = fold_unfold_ranked(&smaller, 300, 4, &[-1, -1, 8, 32, 1]).unwrap();
+    assert_eq!(
+        (expected.0, &expected.1),
+        (fold_unfold_ranked_into(&smaller, 300, 4, &[-1, -1, 8, 32, 1], &mut ws, &mut mask).unwrap(), &mask)
+    );
+}
+
+/// The grid plan, 300 chunks × 20 rows (mixed windows) × 3 tiers, prefix
+/// and full, into a plan warmed by one call of each; and through
+/// `dyn GridPolicy`.
+fn grid_plan_into_a_warmed_plan() {
+    let (rows, cols) = (20, 300);
+    let windows: Vec<i64> = (0..rows).map(|r| [-1, 8, 32, 1][r % 4]).collect();
+    let full_windows = vec![-1; rows];
+    let grid = |seed: usize| Grid::from_fn(rows, cols, |r, c| !(r * 7 + c * 13 + seed).is_multiple_of(seed + 3));
+    let l1 = GridMap::from_entries([(0, grid(0))]).unwrap();
+    let l2 = GridMap::from_entries([(0, grid(1)), (2, grid(2))]).unwrap();
+    let prefix = GridRequest::new(&windows, cols, &l1, &l2, FetchingPolicy::Prefix);
+    let full = GridRequest::new(&full_windows, cols, &l1, &l2, FetchingPolicy::Full);
+    let mut plan = GridPlan::new();
+    plan_grid_into(&prefix, &mut plan).unwrap();
+    plan_grid_into(&full, &mut plan).unwrap();
+    let ops = heap_operations(100, || {
+        plan_grid_into(&prefix, &mut plan).unwrap();
+        plan_grid_into(&full, &mut plan).unwrap();
+    });
+    assert_eq!(ops, 0);
+    assert!(plan.planned_count() > 0);
+    let policy: Box<dyn GridPolicy> = Box::new(RetainGridPolicy::new());
+    let ops = heap_operations(100, || policy.plan_load_into(&prefix, &mut plan).unwrap());
+    assert_eq!(ops, 0, "through dyn GridPolicy");
 }

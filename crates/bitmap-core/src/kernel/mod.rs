@@ -72,6 +72,7 @@ use std::sync::OnceLock;
 
 use crate::storage::Words;
 
+mod bits;
 mod classes;
 mod generic;
 pub(crate) mod portable;
@@ -84,6 +85,8 @@ mod aarch64;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
 
+#[cfg(test)]
+mod bit_tests;
 #[cfg(test)]
 pub(crate) mod tests;
 
@@ -346,6 +349,25 @@ fn check_same_len(a: usize, b: usize) {
 #[track_caller]
 fn mismatch(a: usize, b: usize) -> ! {
     panic!("bitmap-core: word slices differ in length: {a} and {b}")
+}
+
+#[track_caller]
+#[inline]
+fn check_positive(op: &str, stride: usize, width: usize) {
+    if stride == 0 || width == 0 {
+        panic!("bitmap-core: {op} needs a stride and a width of at least 1 (got {stride} and {width})");
+    }
+}
+
+#[track_caller]
+#[inline]
+fn check_pattern(pattern: &[u64], period: usize) {
+    if period == 0 || pattern.len().saturating_mul(64) < period {
+        panic!(
+            "bitmap-core: fill_periodic needs 1 <= period <= pattern bits (got {period} and {})",
+            pattern.len() * 64
+        );
+    }
 }
 
 #[track_caller]
@@ -775,4 +797,127 @@ kernel_ops! {
             return Some(0);
         }
     };
+    /// Strided gather with an AND over each cell: `dst` bit `j` (every bit
+    /// of `dst`) = the AND of the `width` bits of `src` from bit
+    /// `j·stride + offset`; bits past `src` read 0. The rank reduction of a
+    /// flat layout (`stride = width = ranks`) and the split of one row out
+    /// of an interleaved bitmap (`width = 1`).
+    ///
+    /// Panics if `stride` or `width` is 0.
+    ///
+    /// ```
+    /// use bitmap_core::kernel;
+    ///
+    /// let mut pairs = [0u64];
+    /// kernel::gather_and(&[0b11_01_11_10_11], 2, 0, 2, &mut pairs); // AND of each bit pair
+    /// assert_eq!(pairs, [0b10101]);
+    /// let mut odd = [0u64];
+    /// kernel::gather_and(&[0b1010_0110], 2, 1, 1, &mut odd); // every other bit, from bit 1
+    /// assert_eq!(odd, [0b1101]);
+    /// ```
+    fn gather_and(src: &[u64], stride: usize, offset: usize, width: usize, dst: &mut [u64]);
+    check: { check_positive("gather_and", stride, width) };
+    words: dst.len();
+
+    /// Strided scatter: `dst` bit `j·stride + offset` |= `src` bit `j`, for
+    /// every such position within `dst` (the join of one row into an
+    /// interleaved bitmap).
+    ///
+    /// Panics if `stride` is 0.
+    ///
+    /// ```
+    /// use bitmap_core::kernel;
+    ///
+    /// let mut flat = [0b0001u64];
+    /// kernel::scatter_or(&[0b11], 2, 1, &mut flat);
+    /// assert_eq!(flat, [0b1011]);
+    /// ```
+    fn scatter_or(src: &[u64], stride: usize, offset: usize, dst: &mut [u64]);
+    check: { check_positive("scatter_or", stride, 1) };
+    words: dst.len();
+
+    /// PDEP over slices: `dst` gets, at the `i`-th set position of `mask`,
+    /// bit `src_start + i` of `src` (0 past its end), and 0 elsewhere.
+    /// Returns the number of `src` bits used, `popcount(mask)`.
+    ///
+    /// Panics unless `mask` and `dst` have one length.
+    ///
+    /// ```
+    /// use bitmap_core::kernel;
+    ///
+    /// let mut out = [0u64];
+    /// assert_eq!(kernel::deposit(&[0b10], 0, &[0b1010_0000], &mut out), 2);
+    /// assert_eq!(out, [0b1000_0000]);
+    /// ```
+    fn deposit(src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize;
+    check: { check_same_len(mask.len(), dst.len()) };
+    words: dst.len();
+
+    /// PEXT over slices: the bits of `src` at the set positions of `mask`,
+    /// in order, written to `dst` from bit `dst_start` to `dst_start +
+    /// popcount(mask)`: the bits below `dst_start` are kept, the rest of the
+    /// word holding the run's end is cleared, later words are left as they
+    /// are, bits past `dst` are dropped. Returns `popcount(mask)`.
+    ///
+    /// Panics unless `src` and `mask` have one length.
+    ///
+    /// ```
+    /// use bitmap_core::kernel;
+    ///
+    /// let mut out = [0b1u64];
+    /// assert_eq!(kernel::extract(&[0b1000_0000], &[0b1010_0000], &mut out, 1), 2);
+    /// assert_eq!(out, [0b101]);
+    /// ```
+    fn extract(src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize;
+    check: { check_same_len(src.len(), mask.len()) };
+    words: src.len();
+
+    /// ORs into `dst` bits `start..end` (clamped to `dst`) the repetition of
+    /// the first `period` bits of `pattern`: bit `p` gets pattern bit
+    /// `(p − start) % period`.
+    ///
+    /// Panics if `period` is 0 or `pattern` has fewer than `period` bits.
+    ///
+    /// ```
+    /// use bitmap_core::kernel;
+    ///
+    /// let mut out = [0u64];
+    /// kernel::fill_periodic(&mut out, 2, 12, &[0b011], 3);
+    /// assert_eq!(out, [0b1011_0110_1100]);
+    /// ```
+    fn fill_periodic(dst: &mut [u64], start: usize, end: usize, pattern: &[u64], period: usize);
+    check: { check_pattern(pattern, period) };
+    words: dst.len();
+
+    /// `words` bit `i` &= bit `i − shift` for every `i`, bits before 0
+    /// reading as set: one step of the windowed run test (after steps of
+    /// 1, 2, 4, … each set bit marks the end of a run of set bits that
+    /// long).
+    ///
+    /// ```
+    /// use bitmap_core::kernel;
+    ///
+    /// let mut words = [0b1110_1101u64];
+    /// kernel::and_shifted(&mut words, 1);
+    /// assert_eq!(words, [0b1100_1001]);
+    /// ```
+    fn and_shifted(words: &mut [u64], shift: usize);
+    check: {};
+    words: words.len();
+
+    /// Transposes each whole block of 64 words as a 64×64 bit matrix, in
+    /// place: bit `c` of word `r` of a block trades places with bit `r` of
+    /// word `c`. A partial last block is left as it is.
+    ///
+    /// ```
+    /// use bitmap_core::kernel;
+    ///
+    /// let mut block = [0u64; 64];
+    /// block[3] = 1 << 10;
+    /// kernel::transpose64(&mut block);
+    /// assert_eq!((block[10], block[3]), (1 << 3, 0));
+    /// ```
+    fn transpose64(words: &mut [u64]);
+    check: {};
+    words: words.len();
 }

@@ -10,6 +10,7 @@
 use core::mem::MaybeUninit;
 
 use super::KernelFns;
+use super::bits::{self, Soft};
 use super::classes::{MAX_CLASS_INPUTS, split_word};
 
 /// The scalar kernel's function table.
@@ -30,6 +31,13 @@ pub(crate) static FNS: KernelFns = KernelFns {
     split_by_tables_uninit,
     position_nonzero,
     position_not_all_ones,
+    gather_and,
+    scatter_or,
+    deposit,
+    extract,
+    fill_periodic,
+    and_shifted,
+    transpose64,
 };
 
 #[inline]
@@ -164,4 +172,43 @@ pub(crate) fn position_nonzero(words: &[u64]) -> Option<usize> {
 #[inline]
 pub(crate) fn position_not_all_ones(words: &[u64]) -> Option<usize> {
     words.iter().position(|&w| w != u64::MAX)
+}
+
+// The bit moves: the word-level loops of `bits.rs` with the bit-trick
+// compress and expand (no SIMD, no BMI2). `tests.rs` checks every kernel,
+// this one included, against bit-by-bit references.
+
+#[inline]
+pub(crate) fn gather_and(src: &[u64], stride: usize, offset: usize, width: usize, dst: &mut [u64]) {
+    bits::gather_and(Soft, src, stride, offset, width, dst);
+}
+
+#[inline]
+pub(crate) fn scatter_or(src: &[u64], stride: usize, offset: usize, dst: &mut [u64]) {
+    bits::scatter_or(Soft, src, stride, offset, dst);
+}
+
+#[inline]
+pub(crate) fn deposit(src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
+    bits::deposit(Soft, src, src_start, mask, dst)
+}
+
+#[inline]
+pub(crate) fn extract(src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize {
+    bits::extract(Soft, src, mask, dst, dst_start)
+}
+
+#[inline]
+pub(crate) fn fill_periodic(dst: &mut [u64], start: usize, end: usize, pattern: &[u64], period: usize) {
+    bits::fill_periodic(dst, start, end, pattern, period);
+}
+
+#[inline]
+pub(crate) fn and_shifted(words: &mut [u64], shift: usize) {
+    bits::and_shifted(words, shift);
+}
+
+#[inline]
+pub(crate) fn transpose64(words: &mut [u64]) {
+    bits::transpose64(words);
 }

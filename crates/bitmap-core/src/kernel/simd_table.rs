@@ -70,6 +70,13 @@ macro_rules! simd_kernel_table {
             split_by_tables_uninit,
             position_nonzero,
             position_not_all_ones,
+            gather_and,
+            scatter_or,
+            deposit,
+            extract,
+            fill_periodic,
+            and_shifted,
+            transpose64,
         };
 
         $(#[target_feature(enable = $feature)])?
@@ -170,6 +177,46 @@ macro_rules! simd_kernel_table {
             // SAFETY: `Inverted` covers `words.len()` words; the caller
             // guarantees the CPU features.
             unsafe { generic::position_nonzero::<$vector, _>(Inverted::new(words), words.len()) }
+        }
+
+        // The bit moves are word-level loops (`kernel::bits`) over BMI2's
+        // `pext`/`pdep` where this CPU runs them fast, else bit tricks; the
+        // shifted AND and the transpose are compiled here for the kernel's
+        // features, so the compiler may vectorise them.
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn gather_and(src: &[u64], stride: usize, offset: usize, width: usize, dst: &mut [u64]) {
+            $crate::kernel::bits::gather_and_best(src, stride, offset, width, dst)
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn scatter_or(src: &[u64], stride: usize, offset: usize, dst: &mut [u64]) {
+            $crate::kernel::bits::scatter_or_best(src, stride, offset, dst)
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn deposit(src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
+            $crate::kernel::bits::deposit_best(src, src_start, mask, dst)
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn extract(src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize {
+            $crate::kernel::bits::extract_best(src, mask, dst, dst_start)
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn fill_periodic(dst: &mut [u64], start: usize, end: usize, pattern: &[u64], period: usize) {
+            $crate::kernel::bits::fill_periodic(dst, start, end, pattern, period)
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn and_shifted(words: &mut [u64], shift: usize) {
+            $crate::kernel::bits::and_shifted(words, shift)
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn transpose64(words: &mut [u64]) {
+            $crate::kernel::bits::transpose64(words)
         }
     };
 }

@@ -1,0 +1,268 @@
+//! The bit-move kernels (gather, scatter, deposit, extract, periodic fill,
+//! shifted AND, transpose) of every available kernel against bit-by-bit
+//! references, over every length up to a few words and beyond, every word
+//! alignment of the inputs, and strides, widths and offsets on both sides
+//! of the word size.
+
+use super::bits::{BitMoves, Soft};
+use super::tests::XorShift;
+use super::*;
+
+fn get(words: &[u64], i: usize) -> bool {
+    words.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+}
+
+fn put(words: &mut [u64], i: usize, bit: bool) {
+    if bit {
+        words[i / 64] |= 1 << (i % 64);
+    } else {
+        words[i / 64] &= !(1 << (i % 64));
+    }
+}
+
+fn lengths() -> Vec<usize> {
+    if cfg!(miri) { vec![0, 1, 2, 5, 9] } else { (0..=20).chain([31, 64, 65, 130]).collect() }
+}
+
+const ALIGNMENTS: &[usize] = if cfg!(miri) { &[0, 1] } else { &[0, 1, 2, 3] };
+
+fn strides() -> Vec<usize> {
+    if cfg!(miri) {
+        vec![1, 3, 8, 64, 100]
+    } else {
+        vec![1, 2, 3, 4, 5, 7, 8, 12, 15, 16, 24, 32, 40, 48, 63, 64, 65, 100, 128, 200]
+    }
+}
+
+/// `words` copied to a buffer at word offset `offset`.
+fn placed(words: &[u64], offset: usize) -> Vec<u64> {
+    let mut buf = vec![0xDEAD_BEEF_u64; offset];
+    buf.extend_from_slice(words);
+    buf
+}
+
+fn random(rng: &mut XorShift, n: usize, density: usize) -> Vec<u64> {
+    // Dense inputs matter most: a gather's AND is 0 on sparse ones.
+    rng.words(n, [1, 3, 4, 3, 1, 2][density % 6] as u32)
+}
+
+#[test]
+fn soft_and_hardware_compress_expand_agree_with_the_definition() {
+    let mut rng = XorShift(0x1234_5678_9ABC_DEF1);
+    let hardware = {
+        #[cfg(target_arch = "x86_64")]
+        {
+            x86_64::bmi2::moves()
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            None::<Soft>
+        }
+    };
+    let rounds = if cfg!(miri) { 20 } else { 5000 };
+    for round in 0..rounds {
+        let x = rng.next();
+        let mask = match round % 4 {
+            0 => rng.next(),
+            1 => rng.next() & rng.next(),
+            2 => rng.next() | rng.next(),
+            _ => [0, u64::MAX, 1, 1 << 63, 0x5555_5555_5555_5555][round / 4 % 5],
+        };
+        let (mut compressed, mut k) = (0u64, 0);
+        let mut expanded = 0u64;
+        for b in 0..64 {
+            if mask >> b & 1 == 1 {
+                compressed |= (x >> b & 1) << k;
+                expanded |= (x >> k & 1) << b;
+                k += 1;
+            }
+        }
+        assert_eq!(Soft.compress(x, mask), compressed, "compress {x:#x} {mask:#x}");
+        assert_eq!(Soft.expand(x, mask), expanded, "expand {x:#x} {mask:#x}");
+        if let Some(hw) = hardware {
+            assert_eq!(hw.compress(x, mask), compressed);
+            assert_eq!(hw.expand(x, mask), expanded);
+        }
+    }
+}
+
+#[test]
+fn gather_and_matches_reference() {
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    for n in lengths() {
+        for stride in strides() {
+            let widths = [1, 2, 3, stride / 2, stride, stride + 1, 64, 65];
+            for (case, &width) in widths.iter().enumerate().filter(|&(_, &w)| w >= 1) {
+                let offset = [0, 1, stride - 1, 70][case % 4];
+                let src = random(&mut rng, n, case + n);
+                let out_words = (n * 64 / stride).div_ceil(64) + case % 2;
+                let mut expected = vec![0u64; out_words];
+                for j in 0..out_words * 64 {
+                    let start = j * stride + offset;
+                    put(&mut expected, j, (start..start + width).all(|i| get(&src, i)));
+                }
+                for kernel in Kernel::available() {
+                    for &align in ALIGNMENTS {
+                        let buf = placed(&src, align);
+                        let mut dst = vec![!0u64; out_words];
+                        kernel.gather_and(&buf[align..], stride, offset, width, &mut dst);
+                        assert_eq!(dst, expected, "{kernel} n={n} stride={stride} offset={offset} width={width}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn scatter_or_matches_reference() {
+    let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+    for n in lengths() {
+        for stride in strides() {
+            for (case, offset) in [0, 1, stride - 1, 70].into_iter().enumerate() {
+                let src = random(&mut rng, n.div_ceil(stride.min(8)) + 1, case + 1);
+                let base = random(&mut rng, n, case + 2);
+                let mut expected = base.clone();
+                for j in 0..src.len() * 64 {
+                    let p = j * stride + offset;
+                    if p < n * 64 && get(&src, j) {
+                        put(&mut expected, p, true);
+                    }
+                }
+                for kernel in Kernel::available() {
+                    for &align in ALIGNMENTS {
+                        let buf = placed(&src, align);
+                        let mut dst = base.clone();
+                        kernel.scatter_or(&buf[align..], stride, offset, &mut dst);
+                        assert_eq!(dst, expected, "{kernel} n={n} stride={stride} offset={offset}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn deposit_and_extract_match_reference() {
+    let mut rng = XorShift(0x0123_4567_89AB_CDEF);
+    for n in lengths() {
+        for case in 0..6 {
+            let mask = random(&mut rng, n, case);
+            let src = random(&mut rng, n + 1, case + 2);
+            let src_start = [0, 1, 63, 64, 65, 100][case];
+            let positions: Vec<usize> = (0..n * 64).filter(|&i| get(&mask, i)).collect();
+            // Deposit.
+            let mut deposited = vec![0u64; n];
+            for (k, &p) in positions.iter().enumerate() {
+                put(&mut deposited, p, get(&src, src_start + k));
+            }
+            // Extract, after `dst_start` kept bits.
+            let dst_start = [0, 3, 64, 70, 1, 127][case];
+            let out_words = (dst_start + positions.len()).div_ceil(64) + case % 2;
+            let base = random(&mut rng, out_words, 1);
+            // Bits below `dst_start` and words past the last one written
+            // are kept; the run is written, the rest of its last word cleared.
+            let mut extracted = base.clone();
+            for (k, &p) in positions.iter().enumerate() {
+                put(&mut extracted, dst_start + k, get(&src, p));
+            }
+            let end = dst_start + positions.len();
+            for i in end..end.next_multiple_of(64).min(out_words * 64) {
+                put(&mut extracted, i, false);
+            }
+            for kernel in Kernel::available() {
+                for &align in ALIGNMENTS {
+                    let (sbuf, mbuf) = (placed(&src, align), placed(&mask, (align + 1) % 4));
+                    let (s, m) = (&sbuf[align..], &mbuf[(align + 1) % 4..]);
+                    let mut dst = vec![!0u64; n];
+                    assert_eq!(kernel.deposit(s, src_start, m, &mut dst), positions.len());
+                    assert_eq!(dst, deposited, "{kernel} deposit n={n} case={case}");
+                    let mut dst = base.clone();
+                    assert_eq!(kernel.extract(&s[..n], m, &mut dst, dst_start), positions.len());
+                    assert_eq!(dst, extracted, "{kernel} extract n={n} case={case}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fill_periodic_matches_reference() {
+    let mut rng = XorShift(0x0F0F_1234_5555_AAAA);
+    let periods: Vec<usize> =
+        if cfg!(miri) { vec![1, 5, 64, 100] } else { vec![1, 2, 3, 5, 8, 13, 32, 63, 64, 65, 100, 128, 200] };
+    for n in lengths() {
+        for &period in &periods {
+            for case in 0..4 {
+                let pattern = random(&mut rng, period.div_ceil(64) + case % 2, case + 4);
+                let base = random(&mut rng, n, 2);
+                let (start, end) = [(0, n * 64), (3, n * 64 / 2 + 7), (65, n * 64 + 9), (n * 32, n * 32)][case];
+                let mut expected = base.clone();
+                for p in start..end.min(n * 64) {
+                    if get(&pattern, (p - start) % period) {
+                        put(&mut expected, p, true);
+                    }
+                }
+                for kernel in Kernel::available() {
+                    let mut dst = base.clone();
+                    kernel.fill_periodic(&mut dst, start, end, &pattern, period);
+                    assert_eq!(dst, expected, "{kernel} n={n} period={period} {start}..{end}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn and_shifted_matches_reference() {
+    let mut rng = XorShift(0xDEAD_BEEF_CAFE_F00D);
+    let shifts = if cfg!(miri) { vec![1, 63, 64, 65] } else { vec![1, 2, 3, 7, 8, 31, 63, 64, 65, 100, 128, 129, 500] };
+    for n in lengths() {
+        for &shift in &shifts {
+            let words = random(&mut rng, n, shift);
+            let mut expected = vec![0u64; n];
+            for i in 0..n * 64 {
+                put(&mut expected, i, get(&words, i) && (i < shift || get(&words, i - shift)));
+            }
+            for kernel in Kernel::available() {
+                let mut got = words.clone();
+                kernel.and_shifted(&mut got, shift);
+                assert_eq!(got, expected, "{kernel} n={n} shift={shift}");
+            }
+        }
+    }
+}
+
+#[test]
+fn transpose64_matches_reference() {
+    let mut rng = XorShift(0xABCD_EF01_2345_6789);
+    let sizes = if cfg!(miri) { vec![0, 64, 70] } else { vec![0, 1, 63, 64, 65, 128, 200] };
+    for n in sizes {
+        let words = random(&mut rng, n, 4);
+        let mut expected = words.clone();
+        for block in 0..n / 64 {
+            for r in 0..64 {
+                for c in 0..64 {
+                    put(&mut expected, (block * 64 + r) * 64 + c, get(&words, (block * 64 + c) * 64 + r));
+                }
+            }
+        }
+        for kernel in Kernel::available() {
+            let mut got = words.clone();
+            kernel.transpose64(&mut got);
+            assert_eq!(got, expected, "{kernel} n={n}");
+        }
+    }
+}
+
+#[test]
+fn bit_moves_reject_zero_strides_and_short_patterns() {
+    let mut dst = [0u64; 2];
+    assert!(std::panic::catch_unwind(|| gather_and(&[1], 0, 0, 1, &mut [0u64; 2])).is_err());
+    assert!(std::panic::catch_unwind(|| gather_and(&[1], 1, 0, 0, &mut [0u64; 2])).is_err());
+    assert!(std::panic::catch_unwind(|| scatter_or(&[1], 0, 0, &mut [0u64; 2])).is_err());
+    assert!(std::panic::catch_unwind(|| fill_periodic(&mut [0u64; 2], 0, 10, &[1], 65)).is_err());
+    assert!(std::panic::catch_unwind(|| fill_periodic(&mut [0u64; 2], 0, 10, &[1], 0)).is_err());
+    fill_periodic(&mut dst, 0, 128, &[1], 64);
+    assert_eq!(dst, [1, 1]);
+}

@@ -1,0 +1,659 @@
+//! The bit moves of the hybrid-model layouts, word by word: strided gather
+//! with an AND over each cell (rank reduction, row split), strided scatter
+//! (row join), deposit and extract (PDEP/PEXT over whole bitmaps), periodic
+//! fills (unfold) and the shifted AND of the windowed run test, plus the
+//! 64×64 bit-matrix transpose of the 64-row split and join.
+//!
+//! Each loop is written once, generic over [`BitMoves`] (the per-word
+//! compress and expand): [`Soft`] is the portable bit-trick form, and on
+//! x86-64 the `bmi2` module supplies `pext`/`pdep`, chosen at run time where
+//! they are fast (see `x86_64::bmi2::is_fast`). The `*_best` functions pick
+//! between them; every SIMD kernel's table points at those, and the scalar
+//! kernel has its own bit-by-bit references in `scalar.rs`.
+//!
+//! All of it is safe code: every read past a slice's end reads as 0, and
+//! every write is to an index the loop bounds by the slice's length.
+
+/// Per-word compress (PEXT: the bits of `x` at the set positions of `mask`,
+/// packed to the bottom) and expand (PDEP: the low bits of `x` spread to the
+/// set positions of `mask`).
+pub(crate) trait BitMoves: Copy {
+    /// What [`compress_with`](BitMoves::compress_with) needs to know of a
+    /// mask used for many words.
+    type Compressor: Copy;
+    /// `pext(x, mask)`.
+    fn compress(self, x: u64, mask: u64) -> u64;
+    /// `pdep(x, mask)`.
+    fn expand(self, x: u64, mask: u64) -> u64;
+    /// Prepares `mask` for [`compress_with`](BitMoves::compress_with).
+    fn compressor(self, mask: u64) -> Self::Compressor;
+    /// `pext(x, mask)` for the mask `compressor` was made from.
+    fn compress_with(self, compressor: Self::Compressor, x: u64) -> u64;
+}
+
+/// Compress and expand by Hacker's Delight's parallel-suffix method (§7-4,
+/// §7-5): six rounds of shifts and masks, no loop over the set bits.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Soft;
+
+/// The six move masks of Hacker's Delight's compress for `mask`.
+#[inline(always)]
+fn move_masks(mask: u64) -> [u64; 6] {
+    let mut m = mask;
+    let mut mk = !m << 1;
+    let mut moves = [0; 6];
+    for (i, mv_out) in moves.iter_mut().enumerate() {
+        let mut mp = mk ^ (mk << 1);
+        mp ^= mp << 2;
+        mp ^= mp << 4;
+        mp ^= mp << 8;
+        mp ^= mp << 16;
+        mp ^= mp << 32;
+        let mv = mp & m;
+        *mv_out = mv;
+        m = (m ^ mv) | (mv >> (1 << i));
+        mk &= !mp;
+    }
+    moves
+}
+
+impl BitMoves for Soft {
+    type Compressor = (u64, [u64; 6]);
+
+    #[inline(always)]
+    fn compress(self, x: u64, mask: u64) -> u64 {
+        self.compress_with(self.compressor(mask), x)
+    }
+
+    #[inline(always)]
+    fn compressor(self, mask: u64) -> Self::Compressor {
+        (mask, move_masks(mask))
+    }
+
+    #[inline(always)]
+    fn compress_with(self, (mask, moves): Self::Compressor, x: u64) -> u64 {
+        let mut x = x & mask;
+        for (i, &mv) in moves.iter().enumerate() {
+            let t = x & mv;
+            x = (x ^ t) | (t >> (1 << i));
+        }
+        x
+    }
+
+    #[inline(always)]
+    fn expand(self, x: u64, mask: u64) -> u64 {
+        let moves = move_masks(mask);
+        let mut x = x;
+        for (i, &mv) in moves.iter().enumerate().rev() {
+            let t = x << (1 << i);
+            x = (x & !mv) | (t & mv);
+        }
+        x & mask
+    }
+}
+
+/// The mask of the low `n` bits, `n <= 64`.
+#[inline(always)]
+pub(crate) const fn low_bits(n: u32) -> u64 {
+    if n >= 64 { u64::MAX } else { (1 << n) - 1 }
+}
+
+/// Word `i` of `words`, 0 past the end.
+#[inline(always)]
+fn word(words: &[u64], i: usize) -> u64 {
+    words.get(i).copied().unwrap_or(0)
+}
+
+/// The 64 bits of `words` from bit `start` (bits past the end read 0).
+#[inline(always)]
+pub(crate) fn bits_from(words: &[u64], start: usize) -> u64 {
+    let (i, offset) = (start / 64, start % 64);
+    let low = word(words, i) >> offset;
+    if offset == 0 { low } else { low | word(words, i + 1) << (64 - offset) }
+}
+
+/// Writes runs of bits into a word slice front to back: words it passes
+/// are overwritten whole, except that the bits below the starting bit of
+/// the first word are kept. Anything past the slice's end is dropped.
+struct BitWriter<'d> {
+    dst: &'d mut [u64],
+    word: usize,
+    bit: u32,
+    acc: u64,
+}
+
+impl<'d> BitWriter<'d> {
+    #[inline(always)]
+    fn new(dst: &'d mut [u64], start: usize) -> Self {
+        let (word, bit) = (start / 64, (start % 64) as u32);
+        let acc = dst.get(word).map_or(0, |&w| w & low_bits(bit));
+        BitWriter { dst, word, bit, acc }
+    }
+
+    /// Appends the low `n <= 64` bits of `value` (its other bits clear).
+    #[inline(always)]
+    fn push(&mut self, value: u64, n: u32) {
+        if n == 0 {
+            return;
+        }
+        self.acc |= value << self.bit;
+        let end = self.bit + n;
+        if end >= 64 {
+            if let Some(w) = self.dst.get_mut(self.word) {
+                *w = self.acc;
+            }
+            self.word += 1;
+            self.acc = if self.bit == 0 { 0 } else { value >> (64 - self.bit) };
+            self.bit = end - 64;
+        } else {
+            self.bit = end;
+        }
+    }
+
+    /// Whether every further bit would be dropped.
+    #[inline(always)]
+    fn is_full(&self) -> bool {
+        self.word >= self.dst.len()
+    }
+
+    /// Stores the partly filled last word (its bits past the run cleared).
+    #[inline(always)]
+    fn finish(self) {
+        if self.bit > 0
+            && let Some(w) = self.dst.get_mut(self.word)
+        {
+            *w = self.acc;
+        }
+    }
+}
+
+/// The positions of a periodic set (`phase`, `phase + period`, …) within
+/// successive words: yields, for each word, the mask of its positions.
+#[derive(Clone, Copy)]
+struct Periodic {
+    period: usize,
+    /// Positions `0, period, 2·period, …` below 64 (for `period < 64`).
+    pattern: u64,
+    /// The first position at or after the current word's start, relative to
+    /// that start (may be 64 or more when a word holds none).
+    next: usize,
+}
+
+impl Periodic {
+    #[inline(always)]
+    fn new(period: usize, phase: usize) -> Self {
+        let mut pattern = 0u64;
+        if period < 64 {
+            let mut p = 0;
+            while p < 64 {
+                pattern |= 1 << p;
+                p += period;
+            }
+        }
+        Periodic { period, pattern, next: phase }
+    }
+
+    /// The mask of the current word, then moves to the next word.
+    #[inline(always)]
+    fn advance(&mut self) -> u64 {
+        if self.next >= 64 {
+            self.next -= 64;
+            return 0;
+        }
+        if self.period >= 64 {
+            let mask = 1 << self.next;
+            self.next = self.next + self.period - 64;
+            return mask;
+        }
+        let mask = self.pattern << self.next;
+        let count = mask.count_ones() as usize;
+        self.next = self.next + count * self.period - 64;
+        mask
+    }
+
+    /// Skips whole words that hold no position, returning how many.
+    #[inline(always)]
+    fn skip_empty(&mut self) -> usize {
+        let skipped = self.next / 64;
+        self.next %= 64;
+        skipped
+    }
+}
+
+/// `dst` bit `j` (for every bit of `dst`) = the AND of `src` bits
+/// `j·stride + offset .. + width` (bits past `src` read 0). `stride` and
+/// `width` are at least 1.
+///
+/// One pass over the source words: each word's cells are the positions of
+/// a periodic mask, tested for `width` set bits by a doubling AND over the
+/// word and the next (as one `u128`), then compressed out and appended. A
+/// cell wider than 64 bits is tested word by word.
+#[inline(always)]
+pub(crate) fn gather_and<B: BitMoves>(
+    moves: B,
+    src: &[u64],
+    stride: usize,
+    offset: usize,
+    width: usize,
+    dst: &mut [u64],
+) {
+    let total = dst.len() * 64;
+    if total == 0 {
+        return;
+    }
+    if 64usize.is_multiple_of(stride) && offset % 64 + width <= stride {
+        return gather_and_aligned(moves, &src[(offset / 64).min(src.len())..], stride, offset % 64, width, dst);
+    }
+    let mut out = BitWriter::new(dst, 0);
+    if width > 64 {
+        let mut start = offset;
+        for _ in 0..total {
+            let mut all = true;
+            let mut rest = width;
+            let mut p = start;
+            while rest > 0 && all {
+                let take = rest.min(64);
+                all = bits_from(src, p) & low_bits(take as u32) == low_bits(take as u32);
+                p = p.saturating_add(take);
+                rest -= take;
+            }
+            out.push(u64::from(all), 1);
+            start = start.saturating_add(stride);
+        }
+        out.finish();
+        return;
+    }
+    let mut cells = Periodic::new(stride, offset % 64);
+    let mut i = offset / 64;
+    let mut written = 0;
+    while written < total && !out.is_full() {
+        if i >= src.len() {
+            // Every further cell reads as absent: zeros to the end.
+            while !out.is_full() {
+                out.push(0, 64);
+            }
+            break;
+        }
+        let skipped = cells.skip_empty();
+        if skipped > 0 {
+            i += skipped;
+            continue;
+        }
+        let mask = cells.advance();
+        let pair = u128::from(src[i]) | u128::from(word(src, i + 1)) << 64;
+        let mut run = pair;
+        let mut covered = 1;
+        while covered < width {
+            let shift = covered.min(width - covered);
+            run &= run >> shift;
+            covered += shift;
+        }
+        let n = mask.count_ones();
+        out.push(moves.compress(run as u64, mask), n);
+        written += n as usize;
+        i += 1;
+    }
+    out.finish();
+}
+
+/// [`gather_and`] when every word holds the same `64 / stride` whole cells
+/// (`stride` divides 64, `offset + width <= stride`): each output word is
+/// the compressed cells of `stride` input words, with one mask throughout.
+#[inline(always)]
+fn gather_and_aligned<B: BitMoves>(moves: B, src: &[u64], stride: usize, offset: usize, width: usize, dst: &mut [u64]) {
+    let per_word = 64 / stride;
+    let mut mask = 0u64;
+    for t in 0..per_word {
+        mask |= 1 << (t * stride + offset);
+    }
+    let compressor = moves.compressor(mask);
+    // The doubling steps of the in-word AND run (cells never cross a word
+    // here), fixed for the call: at most 6, unused ones shift by 0.
+    let mut shifts = [0u32; 6];
+    let (mut covered, mut steps) = (1, 0);
+    while covered < width {
+        let shift = covered.min(width - covered);
+        shifts[steps] = shift as u32;
+        steps += 1;
+        covered += shift;
+    }
+    let shifts = &shifts[..steps];
+    if steps == 0 {
+        // One bit per cell (a row split): no run to test.
+        return compress_blocks(moves, compressor, src, stride, per_word, dst, |x| x);
+    }
+    compress_blocks(moves, compressor, src, stride, per_word, dst, |x| {
+        let mut run = x;
+        for &shift in shifts {
+            run &= run >> shift;
+        }
+        run
+    })
+}
+
+/// Each output word of [`gather_and_aligned`]: the compressed cells of
+/// `stride` input words, each first mapped by `run`.
+#[inline(always)]
+fn compress_blocks<B: BitMoves>(
+    moves: B,
+    compressor: B::Compressor,
+    src: &[u64],
+    stride: usize,
+    per_word: usize,
+    dst: &mut [u64],
+    run: impl Fn(u64) -> u64,
+) {
+    let whole = (src.len() / stride).min(dst.len());
+    let (full, rest) = dst.split_at_mut(whole);
+    for (out, words) in full.iter_mut().zip(src.chunks_exact(stride)) {
+        let mut acc = 0;
+        for (t, &x) in words.iter().enumerate() {
+            acc |= moves.compress_with(compressor, run(x)) << (t * per_word);
+        }
+        *out = acc;
+    }
+    // A partial block of input words, then zeros.
+    if let Some(out) = rest.first_mut() {
+        let mut acc = 0;
+        for (t, &x) in src[whole * stride..].iter().enumerate() {
+            acc |= moves.compress_with(compressor, run(x)) << (t * per_word);
+        }
+        *out = acc;
+    }
+    for out in rest.iter_mut().skip(1) {
+        *out = 0;
+    }
+}
+
+/// `dst` bit `j·stride + offset` |= `src` bit `j`, for every `j` whose
+/// position is within `dst`. `stride` is at least 1.
+#[inline(always)]
+pub(crate) fn scatter_or<B: BitMoves>(moves: B, src: &[u64], stride: usize, offset: usize, dst: &mut [u64]) {
+    let src_bits = src.len() * 64;
+    let mut cells = Periodic::new(stride, offset % 64);
+    let mut o = offset / 64;
+    let mut taken = 0;
+    while o < dst.len() && taken < src_bits {
+        let skipped = cells.skip_empty();
+        if skipped > 0 {
+            o += skipped;
+            continue;
+        }
+        let mask = cells.advance();
+        let n = mask.count_ones() as usize;
+        dst[o] |= moves.expand(bits_from(src, taken), mask);
+        taken += n;
+        o += 1;
+    }
+}
+
+/// PDEP over slices: `dst` (as long as `mask`) gets, at the `i`-th set
+/// position of `mask`, bit `src_start + i` of `src` (0 past its end), and 0
+/// elsewhere. Returns `popcount(mask)`.
+#[inline(always)]
+pub(crate) fn deposit<B: BitMoves>(moves: B, src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
+    let mut taken = src_start;
+    for (d, &m) in dst.iter_mut().zip(mask) {
+        // Whole-word masks (the runs of a plan's cells) need no expand.
+        *d = match m {
+            0 => 0,
+            u64::MAX => bits_from(src, taken),
+            _ => moves.expand(bits_from(src, taken), m),
+        };
+        taken += m.count_ones() as usize;
+    }
+    taken - src_start
+}
+
+/// PEXT over slices: the bits of `src` at the set positions of `mask`, in
+/// order, written to `dst` from bit `dst_start` (the bits below it kept,
+/// the rest of the last word written cleared, dropped past `dst`'s end).
+/// Returns `popcount(mask)` over the common length.
+#[inline(always)]
+pub(crate) fn extract<B: BitMoves>(moves: B, src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize {
+    let mut out = BitWriter::new(dst, dst_start);
+    let mut count = 0;
+    for (&s, &m) in src.iter().zip(mask) {
+        if m == u64::MAX {
+            out.push(s, 64);
+            count += 64;
+        } else if m != 0 {
+            let n = m.count_ones();
+            out.push(moves.compress(s, m), n);
+            count += n as usize;
+        }
+    }
+    out.finish();
+    count
+}
+
+/// The 64 bits of the infinite repetition of `pattern`'s first `period`
+/// bits, from position `phase < period` of it.
+#[inline(always)]
+fn periodic_bits(pattern: &[u64], period: usize, phase: usize, small: u128) -> u64 {
+    if period < 64 {
+        return (small >> phase) as u64;
+    }
+    let head = period - phase;
+    let first = bits_from(pattern, phase);
+    if head >= 64 { first } else { (first & low_bits(head as u32)) | bits_from(pattern, 0) << head }
+}
+
+/// The longest word cycle [`fill_periodic`] precomputes on the stack.
+const CYCLE_WORDS: usize = 64;
+
+/// ORs into `dst` bits `start..end` (clamped to `dst`) the repetition of the
+/// first `period >= 1` bits of `pattern`: bit `p` gets pattern bit
+/// `(p − start) % period`.
+#[inline(always)]
+pub(crate) fn fill_periodic(dst: &mut [u64], start: usize, end: usize, pattern: &[u64], period: usize) {
+    let end = end.min(dst.len() * 64);
+    if start >= end {
+        return;
+    }
+    // For a short period, the first 128 bits of the repetition, so any 64
+    // bits of it are one shift away.
+    let mut small = 0u128;
+    if period < 64 {
+        small = u128::from(word(pattern, 0) & low_bits(period as u32));
+        let mut filled = period;
+        while filled < 128 {
+            small |= small << filled;
+            filled *= 2;
+        }
+    }
+    if 64usize.is_multiple_of(period) {
+        // Every word holds the same bits: a splat, fused with the OR.
+        let bit = start % 64;
+        let unit = periodic_bits(pattern, period, 0, small);
+        let word_bits = unit.rotate_left(bit as u32);
+        let (first, last) = (start / 64, (end - 1) / 64);
+        let edge = |o: usize| {
+            let lo = if o == first { u64::MAX << bit } else { u64::MAX };
+            let hi = if o == last { low_bits(((end - 1) % 64 + 1) as u32) } else { u64::MAX };
+            lo & hi
+        };
+        dst[first] |= word_bits & edge(first);
+        if last > first {
+            for w in &mut dst[first + 1..last] {
+                *w |= word_bits;
+            }
+            dst[last] |= word_bits & edge(last);
+        }
+        return;
+    }
+    // The first (partial) word, then whole words: the phase advances by
+    // `64 % period` per word, kept below `period` by one subtraction.
+    let bit = start % 64;
+    let n = (64 - bit).min(end - start);
+    dst[start / 64] |= (periodic_bits(pattern, period, 0, small) & low_bits(n as u32)) << bit;
+    let step = 64 % period;
+    let mut phase = n % period;
+    let mut p = start + n;
+    // The whole words repeat every `period / gcd(period, 64)` words: when
+    // that cycle fits a stack buffer, compute it once and OR it in round
+    // and round.
+    let cycle = period / (1usize << period.trailing_zeros().min(6));
+    if cycle <= CYCLE_WORDS && p + 64 * cycle <= end {
+        let mut words = [0u64; CYCLE_WORDS];
+        for w in &mut words[..cycle] {
+            *w = periodic_bits(pattern, period, phase, small);
+            phase += step;
+            if phase >= period {
+                phase -= period;
+            }
+        }
+        let whole = (end - p) / 64;
+        let first = p / 64;
+        for (d, &w) in dst[first..first + whole].iter_mut().zip(words[..cycle].iter().cycle()) {
+            *d |= w;
+        }
+        // `phase` is back where it started after `cycle` words; advance it
+        // over the rest of the whole words.
+        for _ in 0..whole % cycle {
+            phase += step;
+            if phase >= period {
+                phase -= period;
+            }
+        }
+        p += whole * 64;
+    }
+    while p + 64 <= end {
+        dst[p / 64] |= periodic_bits(pattern, period, phase, small);
+        phase += step;
+        if phase >= period {
+            phase -= period;
+        }
+        p += 64;
+    }
+    if p < end {
+        dst[p / 64] |= periodic_bits(pattern, period, phase, small) & low_bits((end - p) as u32);
+    }
+}
+
+/// `words[i] &= words[i − shift]` for every bit `i` (bits before 0 read as
+/// set): one step of the windowed run test. In place, top block first:
+/// each block's shifted words are computed from the original words into a
+/// stack buffer (a loop without aliasing, which the compiler vectorises for
+/// the kernel's features), then ANDed in; blocks below are still original.
+#[inline(always)]
+pub(crate) fn and_shifted(words: &mut [u64], shift: usize) {
+    const BLOCK: usize = 32;
+    let (word_shift, bit_shift) = (shift / 64, (shift % 64) as u32);
+    let n = words.len();
+    // Words whose sources are all real words (index `i − word_shift − 1
+    // >= 0`) go by blocks; the few below, one by one.
+    let first_full = (word_shift + 1).min(n);
+    let mut end = n;
+    let mut shifted = [0u64; BLOCK];
+    while end > first_full {
+        let start = end.saturating_sub(BLOCK).max(first_full);
+        let len = end - start;
+        let (low, high) =
+            (&words[start - word_shift - 1..end - word_shift - 1], &words[start - word_shift..end - word_shift]);
+        if bit_shift == 0 {
+            shifted[..len].copy_from_slice(high);
+        } else {
+            for ((s, &h), &l) in shifted[..len].iter_mut().zip(high).zip(low) {
+                *s = (h << bit_shift) | (l >> (64 - bit_shift));
+            }
+        }
+        for (w, &s) in words[start..end].iter_mut().zip(&shifted[..len]) {
+            *w &= s;
+        }
+        end = start;
+    }
+    let read = |words: &[u64], k: usize| if k < word_shift { u64::MAX } else { words[k - word_shift] };
+    for i in (0..end).rev() {
+        let shifted = if bit_shift == 0 {
+            read(words, i)
+        } else {
+            let below = if i == 0 { u64::MAX } else { read(words, i - 1) };
+            (read(words, i) << bit_shift) | (below >> (64 - bit_shift))
+        };
+        words[i] &= shifted;
+    }
+}
+
+/// Transposes each whole 64-word block of `words` as a 64×64 bit matrix
+/// (bit `c` of word `r` ↔ bit `r` of word `c`), in place; a partial last
+/// block is left as it is. Hacker's Delight's recursive block swap: six
+/// rounds of 32 masked swaps.
+#[inline(always)]
+pub(crate) fn transpose64(words: &mut [u64]) {
+    for block in words.chunks_exact_mut(64) {
+        let mut width = 32;
+        let mut mask: u64 = 0x0000_0000_FFFF_FFFF;
+        while width != 0 {
+            // Pairs (r, r + width) of each 2·width run, as two slices: the
+            // loop over them has no aliasing, so for width >= 4 the
+            // compiler vectorises it for the kernel's features.
+            for pair in block.chunks_exact_mut(2 * width) {
+                let (low, high) = pair.split_at_mut(width);
+                for (a, b) in low.iter_mut().zip(high.iter_mut()) {
+                    let t = ((*a >> width) ^ *b) & mask;
+                    *a ^= t << width;
+                    *b ^= t;
+                }
+            }
+            width >>= 1;
+            mask ^= mask << width;
+        }
+    }
+}
+
+/// [`gather_and`] with the fastest [`BitMoves`] of this CPU, and the
+/// 8-bit rank reduction (8 ranks, or 8 groups of a chunk) in AVX2
+/// registers where the CPU has them.
+#[inline]
+pub(crate) fn gather_and_best(src: &[u64], stride: usize, offset: usize, width: usize, dst: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    let (src, offset, dst) =
+        if stride == 8 && width == 8 && offset.is_multiple_of(64) && super::x86_64::avx2::is_available() {
+            let src = &src[(offset / 64).min(src.len())..];
+            // SAFETY: `is_available` checked that the CPU has AVX2.
+            let done = unsafe { super::x86_64::avx2::and_bytes(src, dst) };
+            (&src[done * 8..], 0, &mut dst[done..])
+        } else {
+            (src, offset, dst)
+        };
+    #[cfg(target_arch = "x86_64")]
+    if super::x86_64::bmi2::is_fast() {
+        // SAFETY: `is_fast` checked that the CPU has BMI2.
+        return unsafe { super::x86_64::bmi2::gather_and(src, stride, offset, width, dst) };
+    }
+    gather_and(Soft, src, stride, offset, width, dst)
+}
+
+/// [`scatter_or`] with the fastest [`BitMoves`] of this CPU.
+#[inline]
+pub(crate) fn scatter_or_best(src: &[u64], stride: usize, offset: usize, dst: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if super::x86_64::bmi2::is_fast() {
+        // SAFETY: `is_fast` checked that the CPU has BMI2.
+        return unsafe { super::x86_64::bmi2::scatter_or(src, stride, offset, dst) };
+    }
+    scatter_or(Soft, src, stride, offset, dst)
+}
+
+/// [`deposit`] with the fastest [`BitMoves`] of this CPU.
+#[inline]
+pub(crate) fn deposit_best(src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if super::x86_64::bmi2::is_fast() {
+        // SAFETY: `is_fast` checked that the CPU has BMI2.
+        return unsafe { super::x86_64::bmi2::deposit(src, src_start, mask, dst) };
+    }
+    deposit(Soft, src, src_start, mask, dst)
+}
+
+/// [`extract`] with the fastest [`BitMoves`] of this CPU.
+#[inline]
+pub(crate) fn extract_best(src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if super::x86_64::bmi2::is_fast() {
+        // SAFETY: `is_fast` checked that the CPU has BMI2.
+        return unsafe { super::x86_64::bmi2::extract(src, mask, dst, dst_start) };
+    }
+    extract(Soft, src, mask, dst, dst_start)
+}

@@ -1,0 +1,312 @@
+//! The bit moves between a flat, interleaved bitmap and its rows: split and
+//! join (a transposition), and deposit and extract (PDEP and PEXT over
+//! rows), on the dispatched [`kernel`]s.
+//!
+//! An LMCache-style controller keeps a request's keys in two forms: flat,
+//! chunk-major (bit `j·n + k` is chunk `j` of row `k`, the order its
+//! storage adapters answer in), and as `n` rows of one bit per chunk (one
+//! per object group and rank, the form its plans are made in). These are
+//! the moves between them, word by word: a 64-row layout (8 groups × 8
+//! ranks) is transposed 64×64 bits at a time, other row counts are gathered
+//! and scattered with `pext`/`pdep` (BMI2, where the CPU runs it fast) or
+//! their bit-trick equivalents. Bits past an input's end read as 0.
+//!
+//! ```
+//! use bitmap_core::Bitmap;
+//! use bitmap_core::layout::{join_rows, split_rows};
+//!
+//! // 3 chunks × 2 rows, chunk-major: bit 2j + k.
+//! let flat: Bitmap = "110110".parse()?;
+//! let rows = split_rows(&flat, 2, 3);
+//! assert_eq!([rows[0].to_string(), rows[1].to_string()], ["101", "110"]);
+//! assert_eq!(join_rows(&rows)?, flat);
+//!
+//! // Deposit 3 bits into the set positions of a mask, and extract them back.
+//! let mask: Bitmap = "011010".parse()?;
+//! let bits: Bitmap = "101".parse()?;
+//! let deposited = bits.deposit(&mask)?;
+//! assert_eq!(deposited.to_string(), "010010");
+//! assert_eq!(deposited.extract(&mask)?, bits);
+//! # Ok::<(), bitmap_core::BitmapError>(())
+//! ```
+
+use core::borrow::Borrow;
+
+use crate::bitmap::Bitmap;
+use crate::error::BitmapError;
+use crate::kernel;
+
+/// Rows per block of the transposing split and join: one 64×64 bit matrix.
+const TRANSPOSE_ROWS: usize = 64;
+
+/// Splits `flat` into its `num_rows` interleaved rows: row `k` gets bit
+/// `j` = `flat` bit `j·num_rows + k`, for `j < row_len`. Each row is made
+/// `row_len` bits long, its buffer reused: no allocation once the rows have
+/// held that many bits.
+///
+/// ```
+/// use bitmap_core::Bitmap;
+/// use bitmap_core::layout::split_rows_into;
+///
+/// let flat: Bitmap = "100111".parse()?; // 2 chunks × 3 rows
+/// let mut rows = vec![Bitmap::new(0); 3];
+/// split_rows_into(&flat, 3, 2, &mut rows)?;
+/// assert_eq!(rows.iter().map(ToString::to_string).collect::<Vec<_>>(), ["11", "01", "01"]);
+/// # Ok::<(), bitmap_core::BitmapError>(())
+/// ```
+///
+/// # Errors
+///
+/// [`BitmapError::RowCountMismatch`] if `rows.len() != num_rows`.
+pub fn split_rows_into(flat: &Bitmap, num_rows: usize, row_len: usize, rows: &mut [Bitmap]) -> Result<(), BitmapError> {
+    if rows.len() != num_rows {
+        return Err(BitmapError::RowCountMismatch { expected: num_rows, actual: rows.len() });
+    }
+    for row in rows.iter_mut() {
+        row.reset(row_len);
+    }
+    let src = flat.as_words();
+    if num_rows == TRANSPOSE_ROWS {
+        // Word b of every row is one 64×64 transpose of flat words
+        // 64b..64b + 64 (64 chunks of 64 rows).
+        let mut block = [0u64; 64];
+        for b in 0..row_len.div_ceil(64) {
+            let start = (b * 64).min(src.len());
+            let words = &src[start..(start + 64).min(src.len())];
+            block[..words.len()].copy_from_slice(words);
+            block[words.len()..].fill(0);
+            kernel::transpose64(&mut block);
+            for (row, &word) in rows.iter_mut().zip(&block) {
+                row.words[b] = word;
+            }
+        }
+    } else {
+        for (k, row) in rows.iter_mut().enumerate() {
+            kernel::gather_and(src, num_rows, k, 1, &mut row.words);
+        }
+    }
+    for row in rows.iter_mut() {
+        row.clear_tail();
+    }
+    Ok(())
+}
+
+/// [`split_rows_into`] into new rows.
+///
+/// ```
+/// use bitmap_core::Bitmap;
+/// use bitmap_core::layout::split_rows;
+///
+/// let rows = split_rows(&Bitmap::with_prefix(8, 5), 4, 2);
+/// assert_eq!(rows.iter().map(Bitmap::popcount).collect::<Vec<_>>(), [2, 1, 1, 1]);
+/// ```
+pub fn split_rows(flat: &Bitmap, num_rows: usize, row_len: usize) -> Vec<Bitmap> {
+    let mut rows = vec![Bitmap::new(0); num_rows];
+    // The row count is right by construction.
+    let _ = split_rows_into(flat, num_rows, row_len, &mut rows);
+    rows
+}
+
+/// Checks that `rows` share one length and returns it (0 for no rows).
+fn common_len<B: Borrow<Bitmap>>(rows: &[B]) -> Result<usize, BitmapError> {
+    let expected = rows.first().map_or(0, |r| r.borrow().len());
+    match rows.iter().map(|r| r.borrow().len()).enumerate().find(|&(_, len)| len != expected) {
+        Some((row, len)) => Err(BitmapError::RaggedRows { row, len, expected }),
+        None => Ok(expected),
+    }
+}
+
+/// Joins rows into the flat interleaved form, the inverse of
+/// [`split_rows_into`]: `flat` bit `j·rows.len() + k` = `rows[k]` bit `j`.
+/// `flat` is made `rows.len() × row length` bits long, its buffer reused.
+///
+/// ```
+/// use bitmap_core::Bitmap;
+/// use bitmap_core::layout::join_rows_into;
+///
+/// let rows: [Bitmap; 2] = ["110".parse()?, "011".parse()?];
+/// let mut flat = Bitmap::new(0);
+/// join_rows_into(&rows, &mut flat)?;
+/// assert_eq!(flat.to_string(), "101101");
+/// # Ok::<(), bitmap_core::BitmapError>(())
+/// ```
+///
+/// # Errors
+///
+/// [`BitmapError::RaggedRows`] if the rows differ in length;
+/// [`BitmapError::LengthMismatch`] if the joined length does not fit in a
+/// `usize`.
+pub fn join_rows_into<B: Borrow<Bitmap>>(rows: &[B], flat: &mut Bitmap) -> Result<(), BitmapError> {
+    let row_len = common_len(rows)?;
+    let n = rows.len();
+    let len = n.checked_mul(row_len).ok_or(BitmapError::LengthMismatch { left: n, right: row_len })?;
+    flat.reset(len);
+    if n == TRANSPOSE_ROWS {
+        let mut block = [0u64; 64];
+        for b in 0..row_len.div_ceil(64) {
+            for (slot, row) in block.iter_mut().zip(rows) {
+                *slot = row.borrow().as_words()[b];
+            }
+            kernel::transpose64(&mut block);
+            let start = b * 64;
+            let end = (start + 64).min(flat.words.len());
+            flat.words[start..end].copy_from_slice(&block[..end - start]);
+        }
+    } else {
+        for (k, row) in rows.iter().enumerate() {
+            kernel::scatter_or(row.borrow().as_words(), n, k, &mut flat.words);
+        }
+    }
+    flat.clear_tail();
+    Ok(())
+}
+
+/// [`join_rows_into`] into a new bitmap.
+///
+/// ```
+/// use bitmap_core::Bitmap;
+/// use bitmap_core::layout::join_rows;
+///
+/// assert_eq!(join_rows(&[Bitmap::with_prefix(2, 2), Bitmap::new(2)])?.to_string(), "1010");
+/// # Ok::<(), bitmap_core::BitmapError>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`join_rows_into`].
+pub fn join_rows<B: Borrow<Bitmap>>(rows: &[B]) -> Result<Bitmap, BitmapError> {
+    let mut flat = Bitmap::new(0);
+    join_rows_into(rows, &mut flat)?;
+    Ok(flat)
+}
+
+/// PDEP over rows taken in row-major order: the `i`-th set position of the
+/// masks (row 0's first, then row 1's, …) gets `src` bit `i`; every other
+/// bit is 0. `out_rows[k]` is made `masks[k].len()` bits long, its buffer
+/// reused. Returns the number of `src` bits used (the masks' total
+/// popcount); `src`'s further bits are ignored.
+///
+/// ```
+/// use bitmap_core::Bitmap;
+/// use bitmap_core::layout::deposit_rows_into;
+///
+/// // A load's result over the planned cells, back into the plan's grid.
+/// let planned: [Bitmap; 2] = ["0110".parse()?, "1001".parse()?];
+/// let loaded: Bitmap = "1101".parse()?;
+/// let mut rows = vec![Bitmap::new(0); 2];
+/// assert_eq!(deposit_rows_into(&loaded, &planned, &mut rows)?, 4);
+/// assert_eq!([rows[0].to_string(), rows[1].to_string()], ["0110", "0001"]);
+/// # Ok::<(), bitmap_core::BitmapError>(())
+/// ```
+///
+/// # Errors
+///
+/// [`BitmapError::RowCountMismatch`] if `out_rows.len() != masks.len()`,
+/// [`BitmapError::SourceTooShort`] if `src` has fewer bits than the masks
+/// have set positions.
+pub fn deposit_rows_into<B: Borrow<Bitmap>>(
+    src: &Bitmap,
+    masks: &[B],
+    out_rows: &mut [Bitmap],
+) -> Result<usize, BitmapError> {
+    if out_rows.len() != masks.len() {
+        return Err(BitmapError::RowCountMismatch { expected: masks.len(), actual: out_rows.len() });
+    }
+    let needed: usize = masks.iter().map(|m| m.borrow().popcount()).sum();
+    if src.len() < needed {
+        return Err(BitmapError::SourceTooShort { needed, len: src.len() });
+    }
+    let mut taken = 0;
+    for (mask, out) in masks.iter().zip(out_rows.iter_mut()) {
+        let mask = mask.borrow();
+        out.reset(mask.len());
+        taken += kernel::deposit(src.as_words(), taken, mask.as_words(), &mut out.words);
+    }
+    Ok(taken)
+}
+
+/// PEXT over rows: `out` (made the masks' total popcount long, its buffer
+/// reused) gets, as bit `i`, the bit of `rows` at the `i`-th set position of
+/// `masks` in row-major order. The inverse of [`deposit_rows_into`] on the
+/// masked bits.
+///
+/// ```
+/// use bitmap_core::Bitmap;
+/// use bitmap_core::layout::extract_rows_into;
+///
+/// let rows: [Bitmap; 2] = ["1110".parse()?, "0101".parse()?];
+/// let masks: [Bitmap; 2] = ["0110".parse()?, "1001".parse()?];
+/// let mut flat = Bitmap::new(0);
+/// extract_rows_into(&rows, &masks, &mut flat)?;
+/// assert_eq!(flat.to_string(), "1101");
+/// # Ok::<(), bitmap_core::BitmapError>(())
+/// ```
+///
+/// # Errors
+///
+/// [`BitmapError::RowCountMismatch`] if `rows` and `masks` differ in count,
+/// [`BitmapError::LengthMismatch`] if a row and its mask differ in length.
+pub fn extract_rows_into<B: Borrow<Bitmap>>(rows: &[B], masks: &[B], out: &mut Bitmap) -> Result<(), BitmapError> {
+    if rows.len() != masks.len() {
+        return Err(BitmapError::RowCountMismatch { expected: masks.len(), actual: rows.len() });
+    }
+    for (row, mask) in rows.iter().zip(masks) {
+        let (row, mask) = (row.borrow(), mask.borrow());
+        if row.len() != mask.len() {
+            return Err(BitmapError::LengthMismatch { left: row.len(), right: mask.len() });
+        }
+    }
+    let total: usize = masks.iter().map(|m| m.borrow().popcount()).sum();
+    out.reset(total);
+    let mut written = 0;
+    for (row, mask) in rows.iter().zip(masks) {
+        written += kernel::extract(row.borrow().as_words(), mask.borrow().as_words(), &mut out.words, written);
+    }
+    out.clear_tail();
+    Ok(())
+}
+
+/// # Deposit and extract
+impl Bitmap {
+    /// PDEP: a bitmap of `mask.len()` bits whose `i`-th set position of
+    /// `mask` holds bit `i` of `self`, all else 0.
+    ///
+    /// ```
+    /// use bitmap_core::Bitmap;
+    ///
+    /// let bits: Bitmap = "01".parse()?;
+    /// assert_eq!(bits.deposit(&"10100".parse()?)?.to_string(), "00100");
+    /// # Ok::<(), bitmap_core::BitmapError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`BitmapError::SourceTooShort`] if `self` has fewer bits than `mask`
+    /// has set.
+    pub fn deposit(&self, mask: &Bitmap) -> Result<Bitmap, BitmapError> {
+        let mut out = [Bitmap::new(0)];
+        deposit_rows_into(self, &[mask], &mut out)?;
+        let [out] = out;
+        Ok(out)
+    }
+
+    /// PEXT: the bits of `self` at the set positions of `mask`, in order,
+    /// as a bitmap of `mask.popcount()` bits.
+    ///
+    /// ```
+    /// use bitmap_core::Bitmap;
+    ///
+    /// let bits: Bitmap = "11010".parse()?;
+    /// assert_eq!(bits.extract(&"01110".parse()?)?.to_string(), "101");
+    /// # Ok::<(), bitmap_core::BitmapError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`BitmapError::LengthMismatch`] if `mask` is not as long as `self`.
+    pub fn extract(&self, mask: &Bitmap) -> Result<Bitmap, BitmapError> {
+        let mut out = Bitmap::new(0);
+        extract_rows_into(&[self], &[mask], &mut out)?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,283 @@
+//! The grid operations: union, intersection and and-not, row by row on
+//! bitmap-core's kernels, as named in-place methods with `try_` forms and
+//! as the operators `|`, `&`, `-` for every owned/borrowed combination with
+//! their assign forms.
+//!
+//! As for `Bitmap`, a shape mismatch is a caller bug for the operators and
+//! the named methods (they panic naming both shapes), and an error for the
+//! `try_` forms, which leave the grid unchanged.
+
+use core::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, Sub, SubAssign};
+
+use bitmap_core::Bitmap;
+
+use crate::error::GridError;
+use crate::grid::Grid;
+
+impl Grid {
+    /// `Ok` if `other` has this grid's shape.
+    ///
+    /// # Errors
+    ///
+    /// [`GridError::ShapeMismatch`] (`left` is this grid's shape).
+    #[inline]
+    pub fn check_same_shape(&self, other: &Grid) -> Result<(), GridError> {
+        if self.shape() == other.shape() {
+            Ok(())
+        } else {
+            Err(GridError::ShapeMismatch { left: self.shape(), right: other.shape() })
+        }
+    }
+
+    #[inline]
+    #[track_caller]
+    fn assert_same_shape(&self, other: &Grid) {
+        if let Err(error) = self.check_same_shape(other) {
+            panic!("prefetch-policy: {error}");
+        }
+    }
+
+    /// Applies `op` to each pair of rows; shapes already checked.
+    #[inline]
+    fn zip_rows(&mut self, other: &Grid, op: fn(&mut Bitmap, &Bitmap)) {
+        for (row, source) in self.rows_mut().iter_mut().zip(other.rows()) {
+            op(row, source);
+        }
+    }
+}
+
+/// Declares a named in-place method and its `try_` form.
+macro_rules! in_place {
+    ($(
+        $(#[$doc:meta])*
+        fn $name:ident / $try_name:ident => $row_op:path;
+    )*) => {
+        /// # Grid operations
+        ///
+        /// ```
+        /// use prefetch_policy::Grid;
+        /// let a = Grid::from_fn(2, 4, |r, c| c < 2 + r);
+        /// let b = Grid::from_fn(2, 4, |_, c| c % 2 == 1);
+        /// assert_eq!((&a | &b).to_string(), "[1101, 1111]");
+        /// assert_eq!((&a & &b).to_string(), "[0100, 0100]");
+        /// assert_eq!((&a - &b).to_string(), "[1000, 1010]");
+        ///
+        /// let mut c = a.clone();
+        /// c.union_with(&b); // same as `c |= &b`
+        /// assert_eq!(c, &a | &b);
+        /// assert!(c.try_union_with(&Grid::zeros(2, 5)).is_err());
+        /// ```
+        impl Grid {
+            $(
+                $(#[$doc])*
+                ///
+                /// # Panics
+                ///
+                /// If the shapes differ; the `try_` form returns an error
+                /// instead.
+                #[inline]
+                #[track_caller]
+                pub fn $name(&mut self, other: &Grid) {
+                    self.assert_same_shape(other);
+                    self.zip_rows(other, $row_op);
+                }
+
+                $(#[$doc])*
+                ///
+                /// # Errors
+                ///
+                /// [`GridError::ShapeMismatch`] if the shapes differ; the
+                /// grid is unchanged.
+                #[inline]
+                pub fn $try_name(&mut self, other: &Grid) -> Result<(), GridError> {
+                    self.check_same_shape(other)?;
+                    self.zip_rows(other, $row_op);
+                    Ok(())
+                }
+            )*
+        }
+    };
+}
+
+in_place! {
+    /// Adds the cells set in `other` (`self |= other`; LMCache's `+=`).
+    fn union_with / try_union_with => Bitmap::union_with;
+    /// Keeps only the cells also set in `other` (`self &= other`).
+    fn intersect_with / try_intersect_with => Bitmap::intersect_with;
+    /// Removes the cells set in `other` (`self -= other`, `self &= !other`).
+    fn difference_with / try_difference_with => Bitmap::difference_with;
+}
+
+/// One operator for the four owned/borrowed combinations and its assign
+/// form for owned and borrowed right-hand sides. `$into_rhs` computes
+/// `lhs OP rhs` into `rhs`'s row, for `&a OP b`.
+macro_rules! operator {
+    ($Op:ident::$op:ident, $OpAssign:ident::$op_assign:ident, $in_place:ident, $into_rhs:expr) => {
+        impl $Op<&Grid> for &Grid {
+            type Output = Grid;
+
+            /// # Panics
+            ///
+            /// If the shapes differ.
+            #[inline]
+            #[track_caller]
+            fn $op(self, rhs: &Grid) -> Grid {
+                self.assert_same_shape(rhs);
+                let mut result = self.clone();
+                result.$in_place(rhs);
+                result
+            }
+        }
+
+        impl $Op<&Grid> for Grid {
+            type Output = Grid;
+
+            /// Reuses `self`'s rows.
+            ///
+            /// # Panics
+            ///
+            /// If the shapes differ.
+            #[inline]
+            #[track_caller]
+            fn $op(mut self, rhs: &Grid) -> Grid {
+                self.$in_place(rhs);
+                self
+            }
+        }
+
+        impl $Op<Grid> for &Grid {
+            type Output = Grid;
+
+            /// Reuses `rhs`'s rows.
+            ///
+            /// # Panics
+            ///
+            /// If the shapes differ.
+            #[inline]
+            #[track_caller]
+            fn $op(self, mut rhs: Grid) -> Grid {
+                self.assert_same_shape(&rhs);
+                let into_rhs: fn(&Bitmap, &mut Bitmap) = $into_rhs;
+                for (row, lhs) in rhs.rows_mut().iter_mut().zip(self.rows()) {
+                    into_rhs(lhs, row);
+                }
+                rhs
+            }
+        }
+
+        impl $Op<Grid> for Grid {
+            type Output = Grid;
+
+            /// Reuses `self`'s rows.
+            ///
+            /// # Panics
+            ///
+            /// If the shapes differ.
+            #[inline]
+            #[track_caller]
+            fn $op(mut self, rhs: Grid) -> Grid {
+                self.$in_place(&rhs);
+                self
+            }
+        }
+
+        impl $OpAssign<&Grid> for Grid {
+            /// # Panics
+            ///
+            /// If the shapes differ.
+            #[inline]
+            #[track_caller]
+            fn $op_assign(&mut self, rhs: &Grid) {
+                self.$in_place(rhs);
+            }
+        }
+
+        impl $OpAssign<Grid> for Grid {
+            /// # Panics
+            ///
+            /// If the shapes differ.
+            #[inline]
+            #[track_caller]
+            fn $op_assign(&mut self, rhs: Grid) {
+                self.$in_place(&rhs);
+            }
+        }
+    };
+}
+
+operator!(BitOr::bitor, BitOrAssign::bitor_assign, union_with, |lhs, rhs| rhs.union_with(lhs));
+operator!(BitAnd::bitand, BitAndAssign::bitand_assign, intersect_with, |lhs, rhs| rhs.intersect_with(lhs));
+// `lhs - rhs` into `rhs`'s buffer: `Bitmap`'s `&a - b` computes into `b`'s.
+operator!(Sub::sub, SubAssign::sub_assign, difference_with, |lhs, rhs| {
+    let taken = core::mem::take(rhs);
+    *rhs = lhs - taken;
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid(rows: &[&str]) -> Grid {
+        Grid::from_rows(rows.iter().map(|row| row.parse().unwrap()).collect()).unwrap()
+    }
+
+    #[test]
+    fn every_operator_form_agrees_with_the_named_method() {
+        let a = grid(&["1100", "0110", "1111"]);
+        let b = grid(&["1010", "0011", "0000"]);
+        let or = grid(&["1110", "0111", "1111"]);
+        let and = grid(&["1000", "0010", "0000"]);
+        let sub = grid(&["0100", "0100", "1111"]);
+        assert_eq!(&a | &b, or);
+        assert_eq!(a.clone() | &b, or);
+        assert_eq!(&a | b.clone(), or);
+        assert_eq!(a.clone() | b.clone(), or);
+        assert_eq!(&a & &b, and);
+        assert_eq!(a.clone() & &b, and);
+        assert_eq!(&a & b.clone(), and);
+        assert_eq!(a.clone() & b.clone(), and);
+        assert_eq!(&a - &b, sub);
+        assert_eq!(a.clone() - &b, sub);
+        assert_eq!(&a - b.clone(), sub);
+        assert_eq!(a.clone() - b.clone(), sub);
+        let mut c = a.clone();
+        c |= &b;
+        assert_eq!(c, or);
+        let mut c = a.clone();
+        c |= b.clone();
+        assert_eq!(c, or);
+        let mut c = a.clone();
+        c &= b.clone();
+        assert_eq!(c, and);
+        let mut c = a.clone();
+        c &= &b;
+        assert_eq!(c, and);
+        let mut c = a.clone();
+        c -= &b;
+        assert_eq!(c, sub);
+        let mut c = a.clone();
+        c -= b.clone();
+        assert_eq!(c, sub);
+    }
+
+    #[test]
+    fn try_forms_refuse_other_shapes_and_change_nothing() {
+        let mut a = grid(&["11", "01"]);
+        let before = a.clone();
+        for other in [Grid::zeros(3, 2), Grid::zeros(2, 3), Grid::empty()] {
+            let expected = GridError::ShapeMismatch { left: (2, 2), right: other.shape() };
+            assert_eq!(a.try_union_with(&other), Err(expected.clone()));
+            assert_eq!(a.try_intersect_with(&other), Err(expected.clone()));
+            assert_eq!(a.try_difference_with(&other), Err(expected));
+        }
+        assert_eq!(a, before);
+        a.try_difference_with(&grid(&["10", "00"])).unwrap();
+        assert_eq!(a.to_string(), "[01, 01]");
+    }
+
+    #[test]
+    #[should_panic(expected = "grid shape mismatch: left is 1 x 2, right is 1 x 3")]
+    fn operators_panic_on_a_shape_mismatch() {
+        let _ = &Grid::zeros(1, 2) | &Grid::zeros(1, 3);
+    }
+}
