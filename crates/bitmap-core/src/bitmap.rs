@@ -104,6 +104,25 @@ impl Bitmap {
         Bitmap { len, words: Words::zeroed(words_for(len)) }
     }
 
+    /// [`Bitmap::new`] that reports an allocation failure instead of
+    /// aborting the process: for lengths that come from untrusted input,
+    /// such as a Python caller's `Bitmap(10**15)`.
+    ///
+    /// ```
+    /// use bitmap_core::{Bitmap, BitmapError};
+    /// assert_eq!(Bitmap::try_new(100)?, Bitmap::new(100));
+    /// assert_eq!(Bitmap::try_new(usize::MAX), Err(BitmapError::AllocationFailed { len: usize::MAX }));
+    /// # Ok::<(), BitmapError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`BitmapError::AllocationFailed`] if the words cannot be allocated.
+    pub fn try_new(len: usize) -> Result<Bitmap, BitmapError> {
+        let words = Words::try_zeroed(words_for(len)).ok_or(BitmapError::AllocationFailed { len })?;
+        Ok(Bitmap { len, words })
+    }
+
     /// The empty bitmap (length 0), in a `const` context such as a
     /// `static`; no allocation.
     ///
@@ -217,6 +236,29 @@ impl Bitmap {
         self.words.clear();
         self.words.resize_zeroed(words_for(len));
         self.len = len;
+    }
+
+    /// Shortens the bitmap to its first `len` bits, like `Vec::truncate`:
+    /// no effect if `len >= self.len()`. The words keep their buffer.
+    ///
+    /// LMCache's `a & b` of two sizes has the shorter size; this is how
+    /// its compatibility layer gets there.
+    ///
+    /// ```
+    /// use bitmap_core::Bitmap;
+    /// let mut bits = Bitmap::with_prefix(100, 80);
+    /// bits.truncate(70);
+    /// assert_eq!((bits.len(), bits.popcount()), (70, 70));
+    /// bits.truncate(200);
+    /// assert_eq!(bits.len(), 70);
+    /// ```
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.len {
+            return;
+        }
+        self.words.truncate(words_for(len));
+        self.len = len;
+        self.clear_tail();
     }
 
     /// Makes this a copy of `other` (length and bits), reusing the buffer:

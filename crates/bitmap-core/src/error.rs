@@ -88,6 +88,14 @@ pub enum BitmapError {
         /// The source's length.
         len: usize,
     },
+    /// The bitmap's words could not be allocated: more memory than the
+    /// allocator (or the address space) can give, from
+    /// [`Bitmap::try_new`](crate::Bitmap::try_new).
+    #[error("cannot allocate a bitmap of {len} bits")]
+    AllocationFailed {
+        /// The length asked for, in bits.
+        len: usize,
+    },
     /// A bit string has a character other than `0` or `1`.
     #[error("invalid character {found:?} at position {position}: expected '0' or '1'")]
     InvalidChar {

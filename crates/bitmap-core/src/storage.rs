@@ -103,6 +103,24 @@ impl Words {
         Words { buf, start }
     }
 
+    /// `len` zero words, or `None` if the allocation fails (instead of
+    /// aborting the process, as `zeroed` would).
+    ///
+    /// Unlike `zeroed`, large buffers are cleared by a write rather than
+    /// by `calloc`: std has no fallible zeroed allocation without `unsafe`,
+    /// which stays in `kernel/`. Callers that take sizes from untrusted
+    /// input (the Python binding's constructor) pay that for not aborting.
+    pub(crate) fn try_zeroed(len: usize) -> Option<Words> {
+        if len == 0 {
+            return Some(Words::new());
+        }
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(len.checked_add(SLACK_WORDS)?).ok()?;
+        let start = line_start(buf.as_ptr());
+        buf.resize(start + len, 0);
+        Some(Words { buf, start })
+    }
+
     /// No words, with room for `capacity` of them.
     pub(crate) fn with_capacity(capacity: usize) -> Words {
         if capacity == 0 {
@@ -168,6 +186,12 @@ impl Words {
     #[inline]
     pub(crate) fn clear(&mut self) {
         self.buf.truncate(self.start);
+    }
+
+    /// Keeps the first `len` words (no effect past the current length); the
+    /// buffer stays where it is.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.buf.truncate(self.start + len);
     }
 
     /// Makes the length `len`; words gained are zero.
