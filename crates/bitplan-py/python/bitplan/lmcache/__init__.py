@@ -1,0 +1,43 @@
+"""LMCache compatibility: swap LMCache's imports for these and change nothing else.
+
+=================================================  ======================================
+LMCache                                            bitplan
+=================================================  ======================================
+``lmcache.lmcache_native``                         :mod:`bitplan.lmcache.native`
+``lmcache.v1.distributed.bitmap_ops``              :mod:`bitplan.lmcache.bitmap_ops`
+LMCache's prefetch-policy module                   :mod:`bitplan.lmcache.prefetch_policy`
+=================================================  ======================================
+
+Everything here does what LMCache does, including where that differs from
+the Pythonic :class:`bitplan.Bitmap`:
+
+* ``set``/``clear`` past the end do nothing, ``test`` past the end is ``False``;
+  a negative index (or size) is a ``TypeError``, as pybind11's ``size_t``;
+* ``batched_set`` ignores out-of-range indices; ``set_range`` clamps its end;
+* ``a & b`` and ``a | b`` of different sizes have the shorter size, with
+  every bit past it clear. (LMCache's own byte loop can leave stray bits
+  past the size, so that its ``highest_set_bit`` may return an index past
+  the end; that bug is not copied.)
+* ``highest_set_bit`` of an empty bitmap is ``-1``; equality is identity
+  (no ``__eq__``), and there are no in-place operators: ``a |= b`` rebinds
+  ``a`` to a new bitmap, as LMCache's callers expect;
+* ``get_indices_set``, ``gather(seq)`` (items past the sequence's end are
+  skipped), ``size()``, ``copy()`` and ``__len__`` exist;
+* ``bitmap_ops.select_retained`` returns its input object unless the policy
+  is ``PREFIX``; ``merge_bitmaps`` shrinks to its shortest input;
+* the grid ``plan_load`` returns an empty plan and logs, never raises, on
+  bad input; the ``bitmap_ops`` wrappers raise ``ValueError`` for fewer than
+  one rank, no windows, a negative chunk count, and ragged or miscounted rows.
+
+Differences that remain, on purpose:
+
+* the flat ``select_load_plan`` raises ``ValueError`` for a lookup bitmap
+  whose size is not ``len(keys)`` (LMCache's ``|`` would silently shrink
+  the plan) and for two adapters with the same index;
+* the grid ``plan_load`` ignores locked grids of indices that have no
+  descriptor (LMCache counts their cells as found without planning them).
+"""
+
+from bitplan.lmcache import bitmap_ops, native, prefetch_policy
+
+__all__ = ["bitmap_ops", "native", "prefetch_policy"]
