@@ -40,13 +40,20 @@ impl PyBitmap {
     /// `self OP other` as a new bitmap: `op` on a copy of `self`.
     /// `NotImplemented` for an `other` that is not a bitmap, so that
     /// Python tries the reflected operation.
-    fn binary(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: TryOp) -> PyResult<Py<PyAny>> {
-        let Ok(other) = AnyBitmap::borrow(other) else {
+    ///
+    /// The receiver is borrowed here, not by PyO3: PyO3 answers a failed
+    /// borrow of an operator's `&self` with `NotImplemented`, which Python
+    /// would turn into a misleading `TypeError` instead of the
+    /// `RuntimeError` of a bitmap that another thread is changing.
+    fn binary(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, op: TryOp) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let Some(other) = AnyBitmap::operand(other)? else {
             return Ok(py.NotImplemented());
         };
-        let other: &Bitmap = &other;
-        let out = detach_if_large(py, self.bits.num_words(), || {
-            let mut out = self.bits.clone();
+        let this = slf.try_borrow()?;
+        let (bits, other): (&Bitmap, &Bitmap) = (&this.bits, &other);
+        let out = detach_if_large(py, bits.num_words(), || {
+            let mut out = bits.clone();
             op(&mut out, other).map(|()| out)
         });
         Ok(Py::new(py, PyBitmap::from(out.or_py_err()?))?.into_any())
@@ -65,12 +72,12 @@ impl PyBitmap {
             same(&mut slf.try_borrow_mut()?.bits);
             return Ok(());
         }
-        let other = AnyBitmap::borrow(other).map_err(|_| {
-            PyTypeError::new_err(format!(
+        let Some(other) = AnyBitmap::operand(other)? else {
+            return Err(PyTypeError::new_err(format!(
                 "unsupported operand type(s) for {symbol}=: 'Bitmap' and '{}'",
                 type_name(other)
-            ))
-        })?;
+            )));
+        };
         let mut this = slf.try_borrow_mut()?;
         let (bits, other): (&mut Bitmap, &Bitmap) = (&mut this.bits, &other);
         detach_if_large(slf.py(), bits.num_words(), || op(bits, other)).or_py_err()
@@ -90,21 +97,21 @@ impl PyBitmap {
     #[classattr]
     const __hash__: Option<Py<PyAny>> = None;
 
-    fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.binary(py, other, Bitmap::try_intersect_with)
+    fn __and__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        PyBitmap::binary(slf, other, Bitmap::try_intersect_with)
     }
 
-    fn __or__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.binary(py, other, Bitmap::try_union_with)
+    fn __or__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        PyBitmap::binary(slf, other, Bitmap::try_union_with)
     }
 
-    fn __xor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.binary(py, other, Bitmap::try_symmetric_difference_with)
+    fn __xor__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        PyBitmap::binary(slf, other, Bitmap::try_symmetric_difference_with)
     }
 
     /// And-not: the bits of `self` that are not in `other`.
-    fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.binary(py, other, Bitmap::try_difference_with)
+    fn __sub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        PyBitmap::binary(slf, other, Bitmap::try_difference_with)
     }
 
     fn __iand__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -328,12 +335,20 @@ impl PyBitmap {
         PyBitmap { bits }
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        AnyBitmap::borrow(other).is_ok_and(|other| self.bits == *other)
+    /// Bitmaps of either class with the same bits are equal. (Borrowed
+    /// here, as in `binary`, so that a bitmap busy in another thread is a
+    /// `RuntimeError`, not a silent `False`.)
+    fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let this = slf.try_borrow()?;
+        match AnyBitmap::borrow(other) {
+            Ok(other) => Ok(this.bits == *other),
+            Err(error) if error.is_instance_of::<PyTypeError>(slf.py()) => Ok(false),
+            Err(error) => Err(error),
+        }
     }
 
-    fn __ne__(&self, other: &Bound<'_, PyAny>) -> bool {
-        !self.__eq__(other)
+    fn __ne__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        PyBitmap::__eq__(slf, other).map(|equal| !equal)
     }
 
     fn copy(&self) -> PyBitmap {

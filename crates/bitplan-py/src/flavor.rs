@@ -66,6 +66,17 @@ impl<'py> AnyBitmap<'py> {
         Err(PyTypeError::new_err(format!("expected a Bitmap, got {}", type_name(obj))))
     }
 
+    /// An operator's operand: `None` if `obj` is not a bitmap (the operator
+    /// answers `NotImplemented`), the borrow's error if it is one that
+    /// another thread is changing.
+    pub(crate) fn operand(obj: &Bound<'py, PyAny>) -> PyResult<Option<AnyBitmap<'py>>> {
+        if obj.is_instance_of::<PyBitmap>() || obj.is_instance_of::<LmBitmap>() {
+            AnyBitmap::borrow(obj).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
     /// Borrows every item of an iterable of bitmaps.
     pub(crate) fn borrow_all(objs: &Bound<'py, PyAny>) -> PyResult<Vec<AnyBitmap<'py>>> {
         objs.try_iter()?.map(|obj| AnyBitmap::borrow(&obj?)).collect()

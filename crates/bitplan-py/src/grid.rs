@@ -54,8 +54,10 @@ impl PyGrid {
         Ok((row_index(row, self.grid.num_rows())?, args::index(col, self.grid.num_cols())?))
     }
 
+    /// `slf OP other` as a new grid; `None` (`NotImplemented`) if `other`
+    /// is not a grid. The receiver is borrowed here: see `PyBitmap::binary`.
     fn binary(
-        &self,
+        slf: &Bound<'_, Self>,
         other: &Bound<'_, PyAny>,
         op: fn(&mut Grid, &Grid) -> Result<(), prefetch_policy::GridError>,
     ) -> PyResult<Option<PyGrid>> {
@@ -63,7 +65,7 @@ impl PyGrid {
             return Ok(None);
         };
         // `a | a` borrows `a` twice, both shared: no conflict.
-        let mut out = self.grid.clone();
+        let mut out = slf.try_borrow()?.grid.clone();
         op(&mut out, &other.try_borrow()?.grid).or_py_err()?;
         Ok(Some(PyGrid { grid: out }))
     }
@@ -235,16 +237,16 @@ impl PyGrid {
         Ok(PyBitmapResult(out.or_py_err()?))
     }
 
-    fn __or__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_grid(py, self.binary(other, Grid::try_union_with)?)
+    fn __or__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_grid(slf.py(), PyGrid::binary(slf, other, Grid::try_union_with)?)
     }
 
-    fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_grid(py, self.binary(other, Grid::try_intersect_with)?)
+    fn __and__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_grid(slf.py(), PyGrid::binary(slf, other, Grid::try_intersect_with)?)
     }
 
-    fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_grid(py, self.binary(other, Grid::try_difference_with)?)
+    fn __sub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_grid(slf.py(), PyGrid::binary(slf, other, Grid::try_difference_with)?)
     }
 
     fn __ior__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {

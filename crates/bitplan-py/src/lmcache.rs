@@ -121,19 +121,23 @@ impl LmBitmap {
         highest_set_bit(&self.bits)
     }
 
-    fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let Ok(other) = AnyBitmap::borrow(other) else {
+    // `slf`, not `&self`: see `PyBitmap::binary`.
+    fn __and__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let Some(other) = AnyBitmap::operand(other)? else {
             return Ok(py.NotImplemented());
         };
-        let bits = truncating(py, &self.bits, &other, Bitmap::try_intersect_with)?;
+        let bits = truncating(py, &slf.try_borrow()?.bits, &other, Bitmap::try_intersect_with)?;
         Ok(Py::new(py, LmBitmap { bits })?.into_any())
     }
 
-    fn __or__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let Ok(other) = AnyBitmap::borrow(other) else {
+    // `slf`, not `&self`: see `PyBitmap::binary`.
+    fn __or__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let Some(other) = AnyBitmap::operand(other)? else {
             return Ok(py.NotImplemented());
         };
-        let bits = truncating(py, &self.bits, &other, Bitmap::try_union_with)?;
+        let bits = truncating(py, &slf.try_borrow()?.bits, &other, Bitmap::try_union_with)?;
         Ok(Py::new(py, LmBitmap { bits })?.into_any())
     }
 

@@ -12,7 +12,7 @@ use prefetch_policy::{
     AdapterDescriptor, BalancedPolicy, DefaultPolicy, Keys, LoadPlan, LookupResults, PlanContract, PrefetchPolicy,
     RetainPolicy,
 };
-use pyo3::exceptions::{PyKeyError, PyNotImplementedError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
@@ -100,7 +100,13 @@ fn lookup_entries<'py>(lookup: &Bound<'py, PyAny>) -> PyResult<Vec<(usize, AnyBi
             entries.push((args::count(&index, "an adapter index")?, AnyBitmap::borrow(&bitmap)?));
         }
     } else {
-        for item in lookup.call_method0(pyo3::intern!(lookup.py(), "items"))?.try_iter()? {
+        let items = lookup.call_method0(pyo3::intern!(lookup.py(), "items")).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "expected a mapping of adapter index to Bitmap, got {}",
+                crate::flavor::type_name(lookup)
+            ))
+        })?;
+        for item in items.try_iter()? {
             let (index, bitmap): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
             entries.push((args::count(&index, "an adapter index")?, AnyBitmap::borrow(&bitmap)?));
         }
