@@ -1,10 +1,16 @@
-"""The registry of flat prefetch policies by name, as in LMCache's
+"""Registries of prefetch policies by name, as in LMCache's
 ``prefetch_policy`` module: Python classes, so that a controller can
-register its own ``PrefetchPolicy`` subclass beside the built-ins."""
+register its own ``PrefetchPolicy`` subclass beside the built-ins.
+
+:mod:`bitplan` and :mod:`bitplan.lmcache.prefetch_policy` each have one
+(their built-ins differ); both are a :class:`PolicyRegistry`.
+"""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from bitplan._native import (
     BalancedPrefetchPolicy,
@@ -13,42 +19,64 @@ from bitplan._native import (
     RetainPrefetchPolicy,
 )
 
-# Registration is rare and lookups are dict reads; the lock keeps
-# check-then-insert atomic for threads that register at once.
-_LOCK = threading.Lock()
-_REGISTRY: dict[str, type[PrefetchPolicy]] = {}
+_P = TypeVar("_P")
+
+
+class PolicyRegistry(Generic[_P]):
+    """Name -> policy class (or any callable that makes a policy)."""
+
+    def __init__(self) -> None:
+        # Registration is rare and lookups are dict reads; the lock keeps
+        # check-then-insert atomic for threads that register at once.
+        self._lock = threading.Lock()
+        self._classes: dict[str, Callable[[], _P]] = {}
+
+    def register(self, name: str, policy_cls: Callable[[], _P]) -> None:
+        """``ValueError`` if ``name`` is taken."""
+        with self._lock:
+            if name in self._classes:
+                raise ValueError(f"Prefetch policy already registered: {name!r}")
+            self._classes[name] = policy_cls
+
+    def names(self) -> list[str]:
+        """The registered names, in registration order."""
+        with self._lock:
+            return list(self._classes)
+
+    def create(self, name: str) -> _P:
+        """A new instance of the policy registered as ``name`` (``ValueError`` if none is)."""
+        with self._lock:
+            policy_cls = self._classes.get(name)
+            known = ", ".join(sorted(self._classes)) or "(none)"
+        if policy_cls is None:
+            raise ValueError(f"Unknown prefetch policy {name!r}. Known: {known}")
+        return policy_cls()
+
+
+_REGISTRY: PolicyRegistry[PrefetchPolicy] = PolicyRegistry()
 
 
 def register_prefetch_policy(name: str, policy_cls: type[PrefetchPolicy]) -> None:
     """Registers ``policy_cls`` under ``name``.
 
-    Raises ``ValueError`` if ``name`` is taken, ``TypeError`` if
-    ``policy_cls`` is not a class.
+    Raises ``ValueError`` if ``name`` is taken, ``TypeError`` if ``name`` is
+    not a ``str`` or ``policy_cls`` is not a class.
     """
     if not isinstance(name, str):
         raise TypeError(f"a policy name must be a str, not {type(name).__name__}")
     if not isinstance(policy_cls, type):
         raise TypeError(f"policy_cls must be a class, not {policy_cls!r}")
-    with _LOCK:
-        if name in _REGISTRY:
-            raise ValueError(f"Prefetch policy already registered: {name!r}")
-        _REGISTRY[name] = policy_cls
+    _REGISTRY.register(name, policy_cls)
 
 
 def get_registered_prefetch_policies() -> list[str]:
     """The registered names, in registration order."""
-    with _LOCK:
-        return list(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def create_prefetch_policy(name: str) -> PrefetchPolicy:
     """A new instance of the policy registered as ``name`` (``ValueError`` if none is)."""
-    with _LOCK:
-        policy_cls = _REGISTRY.get(name)
-        known = ", ".join(sorted(_REGISTRY)) or "(none)"
-    if policy_cls is None:
-        raise ValueError(f"Unknown prefetch policy {name!r}. Known: {known}")
-    return policy_cls()
+    return _REGISTRY.create(name)
 
 
 register_prefetch_policy("default", DefaultPrefetchPolicy)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from bitplan import _native
+from bitplan._registry import PolicyRegistry
 from bitplan.lmcache.native import Bitmap
 
 _lm = _native.lmcache
@@ -41,27 +41,24 @@ class AdapterDescriptor:
 
 
 @dataclasses.dataclass(frozen=True)
-class L1ManagerDescriptor:
-    """An L1 manager of the grid ``plan_load``."""
-
+class _TierDescriptor:
     index: int
     config: Any = None
 
     @property
     def type_name(self) -> str:
+        """The name of the tier's config class."""
         return type(self.config).__name__
 
 
 @dataclasses.dataclass(frozen=True)
-class L2AdapterDescriptor:
+class L1ManagerDescriptor(_TierDescriptor):
+    """An L1 manager of the grid ``plan_load``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class L2AdapterDescriptor(_TierDescriptor):
     """An L2 adapter of the grid ``plan_load``."""
-
-    index: int
-    config: Any = None
-
-    @property
-    def type_name(self) -> str:
-        return type(self.config).__name__
 
 
 @dataclasses.dataclass
@@ -382,8 +379,10 @@ def _plan_load(
             ("L1", l1_locked_keys, l1_manager_descs),
             ("L2", l2_locked_keys, l2_adapter_descs),
         ):
-            if len(locked) and locked.merge().size() != shape:
-                return _empty_plan(f"the {name} grids have shape {locked.merge().size()}, the key groups {shape}")
+            # Every entry of a MapState has its shape; an empty map is all zeros.
+            merged_shape = locked._shape() or shape
+            if merged_shape != shape:
+                return _empty_plan(f"the {name} grids have shape {merged_shape}, the key groups {shape}")
             tiers.append({index: locked[index].to_list() for index in sorted(descs) if index in locked})
         l1, l2, _hit = _lm.plan_load_rows(windows, shape[1], tiers[0], tiers[1], fetching_policy)
     except (ValueError, TypeError, AttributeError) as error:
@@ -400,32 +399,24 @@ def _plan_load(
 # Registry
 # ---------------------------------------------------------------------------
 
-_REGISTRY_LOCK = threading.Lock()
-_PREFETCH_POLICY_REGISTRY: dict[str, type[PrefetchPolicy]] = {}
+# LMCache's registry: no type checks (any callable that makes a policy
+# will do), and only its two built-ins.
+_PREFETCH_POLICY_REGISTRY: PolicyRegistry[PrefetchPolicy] = PolicyRegistry()
 
 
 def register_prefetch_policy(name: str, policy_cls: type[PrefetchPolicy]) -> None:
     """Registers a policy class under a name (``ValueError`` if taken)."""
-    with _REGISTRY_LOCK:
-        if name in _PREFETCH_POLICY_REGISTRY:
-            raise ValueError(f"Prefetch policy already registered: {name!r}")
-        _PREFETCH_POLICY_REGISTRY[name] = policy_cls
+    _PREFETCH_POLICY_REGISTRY.register(name, policy_cls)
 
 
 def get_registered_prefetch_policies() -> list[str]:
     """The registered policy names."""
-    with _REGISTRY_LOCK:
-        return list(_PREFETCH_POLICY_REGISTRY)
+    return _PREFETCH_POLICY_REGISTRY.names()
 
 
 def create_prefetch_policy(name: str) -> PrefetchPolicy:
     """A new instance of the named policy (``ValueError`` if unknown)."""
-    with _REGISTRY_LOCK:
-        policy_cls = _PREFETCH_POLICY_REGISTRY.get(name)
-        known = ", ".join(sorted(_PREFETCH_POLICY_REGISTRY)) or "(none)"
-    if policy_cls is None:
-        raise ValueError(f"Unknown prefetch policy {name!r}. Known: {known}")
-    return policy_cls()
+    return _PREFETCH_POLICY_REGISTRY.create(name)
 
 
 register_prefetch_policy("default", DefaultPrefetchPolicy)
