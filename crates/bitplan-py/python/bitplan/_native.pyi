@@ -4,6 +4,7 @@ Import from :mod:`bitplan` (the Pythonic API) or :mod:`bitplan.lmcache`
 (LMCache's API and semantics), not from this module.
 """
 
+import types
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, SupportsIndex, TypeVar, final
 
@@ -14,6 +15,9 @@ _T = TypeVar("_T")
 
 __version__: str
 FULL_ATTENTION_WINDOW: int
+
+#: LMCache's classes and signatures; use them through :mod:`bitplan.lmcache`.
+lmcache: types.ModuleType
 
 def active_kernel() -> str:
     """The bitmap-core kernel in use (``"avx512"``, ``"avx2"``, ``"neon"``, ``"portable"``, ``"scalar"``)."""
