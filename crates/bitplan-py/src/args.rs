@@ -46,22 +46,32 @@ fn widen_overflow(obj: &Bound<'_, PyAny>, error: PyErr, what: &str) -> PyErr {
 /// a list's do; out of range (also past 2**63) is an `IndexError`.
 #[inline]
 pub(crate) fn index(obj: &Bound<'_, PyAny>, len: usize) -> PyResult<usize> {
-    match obj.extract::<isize>() {
-        Ok(i) => normalize(i, len),
-        Err(error) if error.is_instance_of::<PyOverflowError>(obj.py()) => {
-            Err(PyIndexError::new_err(format!("index {} is out of range for a bitmap of {len} bits", repr(obj))))
-        }
-        Err(error) => Err(error),
-    }
+    position(obj, len, Of::Bits)
 }
 
-/// `i` as a position in `0..len`, counting negative `i` from the end.
+/// What an index counts, for its error message.
+#[derive(Clone, Copy)]
+pub(crate) enum Of {
+    /// The bits of a bitmap.
+    Bits,
+    /// The rows of a grid.
+    Rows,
+}
+
+/// An index into `len` things, list-like (see [`index`]).
 #[inline]
-pub(crate) fn normalize(i: isize, len: usize) -> PyResult<usize> {
-    let position = if i < 0 { len.checked_sub(i.unsigned_abs()) } else { Some(i.unsigned_abs()) };
-    match position {
-        Some(p) if p < len => Ok(p),
-        _ => Err(PyIndexError::new_err(format!("index {i} is out of range for a bitmap of {len} bits"))),
+pub(crate) fn position(obj: &Bound<'_, PyAny>, len: usize, of: Of) -> PyResult<usize> {
+    let out_of_range = |i: &dyn core::fmt::Display| match of {
+        Of::Bits => PyIndexError::new_err(format!("index {i} is out of range for a bitmap of {len} bits")),
+        Of::Rows => PyIndexError::new_err(format!("row {i} is out of range for a grid of {len} rows")),
+    };
+    match obj.extract::<isize>() {
+        Ok(i) => {
+            let p = if i < 0 { len.checked_sub(i.unsigned_abs()) } else { Some(i.unsigned_abs()) };
+            p.filter(|&p| p < len).ok_or_else(|| out_of_range(&i))
+        }
+        Err(error) if error.is_instance_of::<PyOverflowError>(obj.py()) => Err(out_of_range(&repr(obj))),
+        Err(error) => Err(error),
     }
 }
 
@@ -87,11 +97,18 @@ pub(crate) fn lm_index(obj: &Bound<'_, PyAny>, len: usize) -> PyResult<Option<us
 /// A `[start, end)` range of the Pythonic API: `0 <= start <= end <= len`,
 /// else `IndexError`.
 pub(crate) fn range(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>, len: usize) -> PyResult<(usize, usize)> {
-    let (s, e) = (start.extract::<i64>()?, end.extract::<i64>()?);
-    match (usize::try_from(s), usize::try_from(e)) {
-        (Ok(s), Ok(e)) if s <= e && e <= len => Ok((s, e)),
+    let bound = |obj: &Bound<'_, PyAny>| match obj.extract::<i64>() {
+        Ok(n) => Ok(usize::try_from(n).ok()),
+        // Past 2**63: out of range, as any other end past the length.
+        Err(error) if error.is_instance_of::<PyOverflowError>(obj.py()) => Ok(None),
+        Err(error) => Err(error),
+    };
+    match (bound(start)?, bound(end)?) {
+        (Some(s), Some(e)) if s <= e && e <= len => Ok((s, e)),
         _ => Err(PyIndexError::new_err(format!(
-            "range [{s}, {e}) is not within a bitmap of {len} bits (0 <= start <= end <= {len})"
+            "range [{}, {}) is not within a bitmap of {len} bits (0 <= start <= end <= {len})",
+            repr(start),
+            repr(end)
         ))),
     }
 }
@@ -102,9 +119,12 @@ pub(crate) fn key_count(keys: &Bound<'_, PyAny>) -> PyResult<usize> {
     if keys.is_instance_of::<PyInt>() { count(keys, "the number of keys") } else { keys.len() }
 }
 
-/// A window list: any sequence of ints.
+/// A window list: any iterable of ints (not a `str`).
 pub(crate) fn windows(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
-    obj.extract::<Vec<i64>>()
+    if obj.is_instance_of::<pyo3::types::PyString>() {
+        return Err(PyTypeError::new_err("windows must be a sequence of ints, not a str"));
+    }
+    obj.try_iter()?.map(|w| signed(&w?, "window")).collect()
 }
 
 /// `repr(obj)`, or a placeholder if even that fails.

@@ -17,6 +17,7 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use crate::args;
 use crate::errors::OrPyErr;
 use crate::flavor::{AnyBitmap, detach_if_large, type_name};
+use crate::memory;
 
 /// A fixed-length bitmap (see the module docs and `_native.pyi`).
 #[pyclass(name = "Bitmap", module = "bitplan")]
@@ -306,12 +307,13 @@ impl PyBitmap {
         indices_list(py, &self.bits)
     }
 
-    fn indices_array<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray1<i64>> {
-        let indices = detach_if_large(py, self.bits.num_words(), || {
+    fn indices_array<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, numpy::PyArray1<i64>>> {
+        let mut indices = memory::vec_with_capacity(self.bits.popcount(), "indices")?;
+        detach_if_large(py, self.bits.num_words(), || {
             // A key index fits in i64: a bitmap has at most isize::MAX bytes.
-            self.bits.ones().map(|i| i as i64).collect::<Vec<i64>>()
+            indices.extend(self.bits.ones().map(|i| i as i64));
         });
-        numpy::PyArray1::from_vec(py, indices)
+        Ok(numpy::PyArray1::from_vec(py, indices))
     }
 
     /// `[items[i] for i in self]`; `items` must have one item per bit.
@@ -381,12 +383,12 @@ impl PyBitmap {
         Ok(())
     }
 
-    fn __repr__(&self) -> String {
-        self.bits.to_string()
+    fn __repr__(&self) -> PyResult<String> {
+        bit_string(&self.bits)
     }
 
-    fn __str__(&self) -> String {
-        self.bits.to_string()
+    fn __str__(&self) -> PyResult<String> {
+        bit_string(&self.bits)
     }
 
     /// A read-only view of the words: `memoryview(bm)`,
@@ -477,7 +479,26 @@ pub(crate) fn check_same_len(a: &Bitmap, b: &Bitmap) -> PyResult<()> {
 
 /// The set indices as a new list of ints.
 pub(crate) fn indices_list<'py>(py: Python<'py>, bits: &Bitmap) -> PyResult<Bound<'py, PyList>> {
-    PyList::new(py, bits.to_indices())
+    PyList::new(py, indices(bits)?)
+}
+
+/// The set indices, or `MemoryError` if there is no room for them.
+pub(crate) fn indices(bits: &Bitmap) -> PyResult<Vec<usize>> {
+    let mut out = memory::vec_with_capacity(bits.popcount(), "indices")?;
+    out.extend(bits.ones());
+    Ok(out)
+}
+
+/// LMCache's `repr`: one `'0'`/`'1'` per bit, or `MemoryError` if the
+/// string does not fit.
+pub(crate) fn bit_string(bits: &Bitmap) -> PyResult<String> {
+    use core::fmt::Write;
+    let mut out = String::new();
+    out.try_reserve_exact(bits.len()).map_err(|_| {
+        pyo3::exceptions::PyMemoryError::new_err(format!("cannot allocate a string of {} characters", bits.len()))
+    })?;
+    write!(out, "{bits}").expect("writing into a String with room for it does not fail");
+    Ok(out)
 }
 
 /// `[items[i] for i in bits if i < len(items)]`.

@@ -10,7 +10,7 @@ use bitmap_core::{Bitmap, layout};
 use prefetch_policy::{
     DefaultGridPolicy, FetchingPolicy, Grid, GridMap, GridPlan, GridPolicy, GridRequest, Keys, RetainGridPolicy,
 };
-use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
@@ -18,6 +18,7 @@ use crate::args;
 use crate::errors::OrPyErr;
 use crate::flavor::{AnyBitmap, Flavor, detach_if_large, type_name};
 use crate::hybrid::Counts;
+use crate::memory;
 
 /// `bitplan.Grid`.
 #[pyclass(name = "Grid", module = "bitplan")]
@@ -42,11 +43,7 @@ pub(crate) fn grid_from(obj: &Bound<'_, PyAny>) -> PyResult<Grid> {
 }
 
 fn row_index(obj: &Bound<'_, PyAny>, rows: usize) -> PyResult<usize> {
-    let i = obj.extract::<isize>()?;
-    let position = if i < 0 { rows.checked_sub(i.unsigned_abs()) } else { Some(i.unsigned_abs()) };
-    position
-        .filter(|&p| p < rows)
-        .ok_or_else(|| PyIndexError::new_err(format!("row {i} is out of range for a grid of {rows} rows")))
+    args::position(obj, rows, args::Of::Rows)
 }
 
 impl PyGrid {
@@ -107,11 +104,7 @@ impl PyGrid {
     #[staticmethod]
     fn zeros(num_rows: &Bound<'_, PyAny>, num_cols: &Bound<'_, PyAny>) -> PyResult<PyGrid> {
         let (rows, cols) = (args::count(num_rows, "num_rows")?, args::count(num_cols, "num_cols")?);
-        if rows.checked_mul(cols).is_none_or(|cells| cells > isize::MAX as usize / 8) {
-            return Err(pyo3::exceptions::PyMemoryError::new_err(format!(
-                "cannot allocate a grid of {rows} x {cols} cells"
-            )));
-        }
+        memory::ensure_cells(rows, cols)?;
         Ok(PyGrid { grid: Grid::zeros(rows, cols) })
     }
 
@@ -379,6 +372,8 @@ fn run_plan(
     let num_chunks = Counts(Flavor::Bitplan).chunks(num_chunks)?;
     let fetching = FetchingPolicy::from_str(fetching).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let (l1, l2) = (grid_map(l1)?, grid_map(l2)?);
+    // The plan's union and needed cells are grids of the request's shape.
+    memory::ensure_cells(windows.len(), num_chunks)?;
     let cells = windows.len().saturating_mul(num_chunks) * (l1.len() + l2.len());
     detach_if_large(py, cells.div_ceil(64), || {
         policy.plan_load(&GridRequest::new(&windows, num_chunks, &l1, &l2, fetching))

@@ -18,6 +18,7 @@ use pyo3::types::{PyList, PyTuple};
 use crate::args;
 use crate::errors::OrPyErr;
 use crate::flavor::{AnyBitmap, Flavor, as_refs, detach_if_large, flavor_of};
+use crate::memory;
 
 thread_local! {
     /// The fold's temporaries, kept per thread so that a call allocates only
@@ -63,6 +64,11 @@ impl Counts {
     }
 }
 
+/// The flat layout's key count, `None` if it overflows.
+fn flat_keys(num_chunks: usize, num_groups: usize, num_ranks: usize) -> Option<usize> {
+    num_chunks.checked_mul(num_groups)?.checked_mul(num_ranks)
+}
+
 /// The ranked forms' arguments, converted.
 struct Ranked<'py> {
     found: AnyBitmap<'py>,
@@ -79,12 +85,20 @@ impl<'py> Ranked<'py> {
         num_ranks: &Bound<'py, PyAny>,
         windows: &Bound<'py, PyAny>,
     ) -> PyResult<Ranked<'py>> {
-        Ok(Ranked {
+        let ranked = Ranked {
             num_chunks: counts.chunks(num_chunks)?,
             num_ranks: counts.ranks(num_ranks)?,
             windows: args::windows(windows)?,
             found: AnyBitmap::borrow(found)?,
-        })
+        };
+        // The fold's result and temporaries have a bit per chunk, the
+        // unfolded mask one per key (an overflowing count is the Rust
+        // side's `SizeOverflow`).
+        memory::ensure_bits(ranked.num_chunks)?;
+        if let Some(keys) = flat_keys(ranked.num_chunks, ranked.windows.len(), ranked.num_ranks) {
+            memory::ensure_bits(keys)?;
+        }
+        Ok(ranked)
     }
 
     fn fold(&self, py: Python<'py>) -> PyResult<Py<PyAny>> {
@@ -124,6 +138,9 @@ fn unfold_in(
     let counts = Counts(module);
     let (hit, num_chunks, num_ranks) = (counts.hit(hit_length)?, counts.chunks(num_chunks)?, counts.ranks(num_ranks)?);
     let windows = args::windows(windows)?;
+    if let Some(keys) = flat_keys(num_chunks, windows.len(), num_ranks) {
+        memory::ensure_bits(keys)?;
+    }
     let mask = prefetch_policy::unfold(hit, num_chunks, num_ranks, &windows).or_py_err()?;
     module.wrap(py, mask)
 }
@@ -150,6 +167,7 @@ fn unfold_grouped_in<'py>(
     let counts = Counts(module);
     let (hit, num_chunks) = (counts.hit(hit_length)?, counts.chunks(num_chunks)?);
     let windows = args::windows(windows)?;
+    memory::ensure_cells(windows.len(), num_chunks)?;
     let rows = prefetch_policy::unfold_grouped(hit, num_chunks, &windows).or_py_err()?;
     module.wrap_list(py, rows)
 }
@@ -285,8 +303,8 @@ hybrid_functions!(pub(crate) mod lmcache: Flavor::Lmcache);
 /// `(lo, hi)`: the chunks a group of window `window` needs for a prefix of
 /// `prefix_len` (`(0, 0)` if `prefix_len <= 0`).
 #[pyfunction]
-pub(crate) fn unfold_range(prefix_len: i64, window: i64) -> (usize, usize) {
-    prefetch_policy::unfold_range(prefix_len, window)
+pub(crate) fn unfold_range(prefix_len: &Bound<'_, PyAny>, window: &Bound<'_, PyAny>) -> PyResult<(usize, usize)> {
+    Ok(prefetch_policy::unfold_range(args::signed(prefix_len, "prefix_len")?, args::signed(window, "window")?))
 }
 
 /// `bitmap.highest_set_bit()`: the largest set index, `-1` if none.
@@ -303,6 +321,7 @@ pub(crate) fn merge_bitmaps(
     num_keys: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyAny>> {
     let num_keys = args::count(num_keys, "num_keys")?;
+    memory::ensure_bits(num_keys)?;
     let bitmaps = AnyBitmap::borrow_all(bitmaps)?;
     if let Some(bad) = bitmaps.iter().find(|b| b.len() != num_keys) {
         return Err(PyValueError::new_err(format!(
@@ -327,6 +346,7 @@ pub(crate) fn lmcache_merge_bitmaps(
     let num_keys = args::size_t(num_keys, "num_keys")?;
     let bitmaps = AnyBitmap::borrow_all(bitmaps)?;
     let len = bitmaps.iter().map(|b| b.len()).fold(num_keys, usize::min);
+    memory::ensure_bits(len)?;
     let truncated: Vec<Bitmap> = bitmaps
         .iter()
         .map(|b| {
@@ -351,6 +371,7 @@ pub(crate) fn retained_prefix(
         Flavor::Bitplan => args::count(num_keys, "num_keys")?,
         Flavor::Lmcache => args::size_t(num_keys, "num_keys")?,
     };
+    memory::ensure_bits(num_keys)?;
     let retained = prefetch_policy::select_retained(&found, num_keys, prefetch_policy::TrimPolicy::Prefix);
     found.flavor().wrap(py, retained)
 }

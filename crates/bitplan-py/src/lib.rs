@@ -18,6 +18,7 @@ mod flavor;
 mod grid;
 mod hybrid;
 mod lmcache;
+mod memory;
 mod policy;
 
 use pyo3::prelude::*;

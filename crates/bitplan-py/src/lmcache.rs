@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PySet};
 
 use crate::args;
-use crate::bitmap::{gather_items, highest_set_bit, indices_list};
+use crate::bitmap::{bit_string, gather_items, highest_set_bit, indices, indices_list};
 use crate::errors::OrPyErr;
 use crate::flavor::{AnyBitmap, detach_if_large};
 
@@ -150,7 +150,7 @@ impl LmBitmap {
     }
 
     fn get_indices_set<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PySet>> {
-        PySet::new(py, self.bits.ones())
+        PySet::new(py, indices(&self.bits)?)
     }
 
     /// `[items[i] for i in set bits if i < len(items)]`.
@@ -178,11 +178,11 @@ impl LmBitmap {
         self.clone()
     }
 
-    fn __repr__(&self) -> String {
-        self.bits.to_string()
+    fn __repr__(&self) -> PyResult<String> {
+        bit_string(&self.bits)
     }
 
-    fn __str__(&self) -> String {
-        self.bits.to_string()
+    fn __str__(&self) -> PyResult<String> {
+        bit_string(&self.bits)
     }
 }

@@ -347,6 +347,7 @@ impl PyLoadPlan {
     }
 
     fn merged(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        crate::memory::ensure_bits(self.plan.num_keys())?;
         self.flavor.wrap(py, self.plan.merged())
     }
 
