@@ -1,0 +1,54 @@
+"""The type stubs (``_native.pyi``) describe the module that is built:
+every function, class, method and property they name exists, and the
+public names of the compiled module are all in the stubs."""
+
+import ast
+import importlib.resources
+
+import pytest
+
+from bitplan import _native
+
+STUB = ast.parse(importlib.resources.files("bitplan").joinpath("_native.pyi").read_text())
+TYPING_ONLY = {"HasIndex", "_T"}
+
+
+def stub_items():
+    for node in STUB.body:
+        if isinstance(node, ast.FunctionDef):
+            yield node.name, None
+        elif isinstance(node, ast.ClassDef) and node.name not in TYPING_ONLY:
+            yield node.name, None
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef):
+                    yield node.name, item.name
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    yield node.name, item.target.id
+
+
+ITEMS = list(stub_items())
+
+
+@pytest.mark.parametrize("owner,member", ITEMS, ids=[f"{o}.{m}" if m else o for o, m in ITEMS])
+def test_every_stubbed_name_exists(owner, member):
+    obj = getattr(_native, owner)
+    if member is None:
+        return
+    if member == "__buffer__":
+        memoryview(_native.Bitmap(8))  # the buffer protocol, by whatever slot
+        return
+    if member == "__hash__":
+        assert getattr(obj, "__hash__") is None
+        return
+    if member in ("index", "name", "weight"):
+        instance = _native.AdapterDescriptor(0)
+        assert hasattr(instance, member)
+        return
+    assert hasattr(obj, member), f"{owner}.{member} is in the stubs but not in the module"
+
+
+def test_every_public_name_is_stubbed():
+    stubbed = {node.name for node in STUB.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    stubbed |= {t.id for node in STUB.body if isinstance(node, ast.AnnAssign) for t in [node.target]}
+    public = {name for name in dir(_native) if not name.startswith("_") and name != "lmcache"}
+    assert public - stubbed == set()
