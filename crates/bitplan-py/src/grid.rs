@@ -434,7 +434,7 @@ impl PyGridPolicy {
 
     #[getter]
     fn name(slf: &Bound<'_, Self>) -> PyResult<String> {
-        if let Some(engine) = slf.borrow().engine.as_deref() {
+        if let Some(engine) = slf.try_borrow()?.engine.as_deref() {
             return Ok(engine.name().to_owned());
         }
         Ok(slf.get_type().name()?.to_string())

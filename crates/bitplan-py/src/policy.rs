@@ -140,6 +140,12 @@ impl PyPrefetchPolicy {
     fn with(engine: impl PrefetchPolicy + 'static) -> PyPrefetchPolicy {
         PyPrefetchPolicy { engine: Some(Box::new(engine)) }
     }
+
+    fn engine(&self) -> PyResult<&dyn PrefetchPolicy> {
+        self.engine.as_deref().ok_or_else(|| {
+            PyNotImplementedError::new_err("PrefetchPolicy.select_load_plan must be overridden by a subclass")
+        })
+    }
 }
 
 /// Plans with a Rust policy: the lookups are borrowed under the GIL, then
@@ -156,8 +162,8 @@ pub(crate) fn plan_with<'py>(
     let flavor = entries.first().map_or(Flavor::Bitplan, |(_, bitmap)| bitmap.flavor());
     let refs: Vec<(usize, &Bitmap)> = entries.iter().map(|(index, bitmap)| (*index, &**bitmap)).collect();
     let words = refs.iter().map(|(_, bits)| bits.num_words()).sum();
-    // Read before the scratch is borrowed: `.index` may run Python code,
-    // which may plan on this thread too.
+    // Read before LOOKUP is borrowed: `.index` may run Python code, which
+    // may plan on this thread too.
     let mut descriptors = Vec::new();
     adapters_from(adapters, engine.name() == BalancedPolicy::NAME, &mut descriptors)?;
     let plan = detach_if_large(py, words, || {
@@ -168,14 +174,6 @@ pub(crate) fn plan_with<'py>(
         })
     });
     Ok((plan.or_py_err()?, flavor))
-}
-
-impl PyPrefetchPolicy {
-    fn engine(&self) -> PyResult<&dyn PrefetchPolicy> {
-        self.engine.as_deref().ok_or_else(|| {
-            PyNotImplementedError::new_err("PrefetchPolicy.select_load_plan must be overridden by a subclass")
-        })
-    }
 }
 
 /// A plan's entries as `dict[int, Bitmap]` of `flavor`'s class.
@@ -199,7 +197,7 @@ impl PyPrefetchPolicy {
     /// The registered name of a built-in policy, else the class name.
     #[getter]
     fn name(slf: &Bound<'_, Self>) -> PyResult<String> {
-        if let Some(engine) = slf.borrow().engine.as_deref() {
+        if let Some(engine) = slf.try_borrow()?.engine.as_deref() {
             return Ok(engine.name().to_owned());
         }
         Ok(slf.get_type().name()?.to_string())
