@@ -1,11 +1,12 @@
 //! The bit-move kernels (gather, scatter, deposit, extract, periodic fill,
-//! shifted AND, transpose) of every available kernel against bit-by-bit
+//! shifted AND, transpose) of every kernel tested (every available one, or
+//! those `BITMAP_CORE_TEST_KERNELS` names, as in `tests.rs`) against bit-by-bit
 //! references, over every length up to a few words and beyond, every word
 //! alignment of the inputs, and strides, widths and offsets on both sides
 //! of the word size.
 
 use super::bits::{BitMoves, Soft};
-use super::tests::XorShift;
+use super::tests::{XorShift, tested_kernels};
 use super::*;
 
 fn get(words: &[u64], i: usize) -> bool {
@@ -101,7 +102,7 @@ fn gather_and_matches_reference() {
                     let start = j * stride + offset;
                     put(&mut expected, j, (start..start + width).all(|i| get(&src, i)));
                 }
-                for kernel in Kernel::available() {
+                for kernel in tested_kernels() {
                     for &align in ALIGNMENTS {
                         let buf = placed(&src, align);
                         let mut dst = vec![!0u64; out_words];
@@ -129,7 +130,7 @@ fn scatter_or_matches_reference() {
                         put(&mut expected, p, true);
                     }
                 }
-                for kernel in Kernel::available() {
+                for kernel in tested_kernels() {
                     for &align in ALIGNMENTS {
                         let buf = placed(&src, align);
                         let mut dst = base.clone();
@@ -170,7 +171,7 @@ fn deposit_and_extract_match_reference() {
             for i in end..end.next_multiple_of(64).min(out_words * 64) {
                 put(&mut extracted, i, false);
             }
-            for kernel in Kernel::available() {
+            for kernel in tested_kernels() {
                 for &align in ALIGNMENTS {
                     let (sbuf, mbuf) = (placed(&src, align), placed(&mask, (align + 1) % 4));
                     let (s, m) = (&sbuf[align..], &mbuf[(align + 1) % 4..]);
@@ -203,7 +204,7 @@ fn fill_periodic_matches_reference() {
                         put(&mut expected, p, true);
                     }
                 }
-                for kernel in Kernel::available() {
+                for kernel in tested_kernels() {
                     let mut dst = base.clone();
                     kernel.fill_periodic(&mut dst, start, end, &pattern, period);
                     assert_eq!(dst, expected, "{kernel} n={n} period={period} {start}..{end}");
@@ -224,7 +225,7 @@ fn and_shifted_matches_reference() {
             for i in 0..n * 64 {
                 put(&mut expected, i, get(&words, i) && (i < shift || get(&words, i - shift)));
             }
-            for kernel in Kernel::available() {
+            for kernel in tested_kernels() {
                 let mut got = words.clone();
                 kernel.and_shifted(&mut got, shift);
                 assert_eq!(got, expected, "{kernel} n={n} shift={shift}");
@@ -247,7 +248,7 @@ fn transpose64_matches_reference() {
                 }
             }
         }
-        for kernel in Kernel::available() {
+        for kernel in tested_kernels() {
             let mut got = words.clone();
             kernel.transpose64(&mut got);
             assert_eq!(got, expected, "{kernel} n={n}");

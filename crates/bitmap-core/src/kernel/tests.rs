@@ -71,7 +71,7 @@ const TEST_KERNELS_VAR: &str = "BITMAP_CORE_TEST_KERNELS";
 /// The kernels the tests below check: every kernel this CPU can run, or
 /// those [`TEST_KERNELS_VAR`] names. Naming one that is unknown or
 /// unavailable here fails, so a test job cannot silently check nothing.
-fn tested_kernels() -> Vec<Kernel> {
+pub(crate) fn tested_kernels() -> Vec<Kernel> {
     let Ok(names) = std::env::var(TEST_KERNELS_VAR) else { return Kernel::available() };
     names
         .split(',')
