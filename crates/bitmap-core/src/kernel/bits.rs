@@ -407,6 +407,16 @@ fn gather_and_aligned<B: BitMoves>(moves: B, src: &[u64], stride: usize, offset:
             _ => {}
         }
     }
+    if width == 1 {
+        match stride {
+            2 => return gather_bits::<B, 2>(moves, src, offset, dst),
+            4 => return gather_bits::<B, 4>(moves, src, offset, dst),
+            8 => return gather_bits::<B, 8>(moves, src, offset, dst),
+            16 => return gather_bits::<B, 16>(moves, src, offset, dst),
+            32 => return gather_bits::<B, 32>(moves, src, offset, dst),
+            _ => {}
+        }
+    }
     let per_word = 64 / stride;
     let mut mask = 0u64;
     for t in 0..per_word {
@@ -461,6 +471,20 @@ fn gather_and_cells<B: BitMoves, const S: usize>(moves: B, src: &[u64], dst: &mu
     })
 }
 
+/// [`gather_and_aligned`] for one bit per cell (a row split out of a
+/// power-of-two row count `S`, `offset < S`), with the stride a constant
+/// so the compiler unrolls the `S` compresses of each output word.
+#[inline(always)]
+fn gather_bits<B: BitMoves, const S: usize>(moves: B, src: &[u64], offset: usize, dst: &mut [u64]) {
+    let mut mask = 0u64;
+    let mut p = offset;
+    while p < 64 {
+        mask |= 1 << p;
+        p += S;
+    }
+    compress_blocks(moves, moves.compressor(mask), src, S, 64 / S, dst, |x| x)
+}
+
 /// Each output word of [`gather_and_aligned`]: the compressed cells of
 /// `stride` input words, each first mapped by `run`.
 #[inline(always)]
@@ -499,6 +523,19 @@ fn compress_blocks<B: BitMoves>(
 /// position is within `dst`. `stride` is at least 1.
 #[inline(always)]
 pub(crate) fn scatter_or<B: BitMoves>(moves: B, src: &[u64], stride: usize, offset: usize, dst: &mut [u64]) {
+    if 64usize.is_multiple_of(stride) && offset % 64 < stride {
+        let first = (offset / 64).min(dst.len());
+        let dst = &mut dst[first..];
+        let offset = offset % 64;
+        return match stride {
+            2 => scatter_or_aligned::<B, 2>(moves, src, offset, dst),
+            4 => scatter_or_aligned::<B, 4>(moves, src, offset, dst),
+            8 => scatter_or_aligned::<B, 8>(moves, src, offset, dst),
+            16 => scatter_or_aligned::<B, 16>(moves, src, offset, dst),
+            32 => scatter_or_aligned::<B, 32>(moves, src, offset, dst),
+            _ => scatter_or_aligned_any(moves, src, stride, offset, dst),
+        };
+    }
     let src_bits = src.len() * 64;
     let mut cells = Periodic::new(stride, offset % 64);
     let mut o = offset / 64;
@@ -515,6 +552,33 @@ pub(crate) fn scatter_or<B: BitMoves>(moves: B, src: &[u64], stride: usize, offs
         taken += n;
         o += 1;
     }
+}
+
+/// [`scatter_or`] when `stride` divides 64 and `offset < stride` (a row
+/// joined into a flat layout of a power-of-two row count): every `dst`
+/// word takes the next `64 / stride` bits of `src` at the same positions,
+/// so each `src` word is expanded into `stride` whole `dst` words with one
+/// mask, without the general loop's per-word bookkeeping.
+#[inline(always)]
+fn scatter_or_aligned_any<B: BitMoves>(moves: B, src: &[u64], stride: usize, offset: usize, dst: &mut [u64]) {
+    let per_word = 64 / stride;
+    let mut mask = 0u64;
+    for t in 0..per_word {
+        mask |= 1 << (offset + t * stride);
+    }
+    for (words, &s) in dst.chunks_mut(stride).zip(src) {
+        for (t, d) in words.iter_mut().enumerate() {
+            // `t · per_word < 64`: `t < stride` and `stride · per_word = 64`.
+            *d |= moves.expand(s >> (t * per_word), mask);
+        }
+    }
+}
+
+/// [`scatter_or_aligned_any`] with the stride a constant, so the compiler
+/// unrolls the `S` expands of each source word.
+#[inline(always)]
+fn scatter_or_aligned<B: BitMoves, const S: usize>(moves: B, src: &[u64], offset: usize, dst: &mut [u64]) {
+    scatter_or_aligned_any(moves, src, S, offset, dst)
 }
 
 /// PDEP over slices: `dst` (as long as `mask`) gets, at the `i`-th set
