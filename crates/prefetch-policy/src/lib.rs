@@ -184,3 +184,9 @@ pub use validate::PlanContract;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
+
+/// docs/ARCHITECTURE.md's example of the hybrid API ("Using the hybrid
+/// API"), compiled and run as a doctest for the same reason.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/ARCHITECTURE.md")]
+struct ArchitectureDoctests;

@@ -244,6 +244,9 @@ pub(crate) fn gather_and<B: BitMoves>(
     if 64usize.is_multiple_of(stride) && offset % 64 + width <= stride {
         return gather_and_aligned(moves, &src[(offset / 64).min(src.len())..], stride, offset % 64, width, dst);
     }
+    if stride <= BLOCK_STRIDE && width <= 64 {
+        return gather_and_strided(moves, &src[(offset / 64).min(src.len())..], stride, offset % 64, width, dst);
+    }
     let mut out = BitWriter::new(dst, 0);
     if width > 64 {
         let mut start = offset;
@@ -296,11 +299,124 @@ pub(crate) fn gather_and<B: BitMoves>(
     out.finish();
 }
 
+/// The widest stride [`gather_and_strided`] takes: its per-word masks
+/// live in a stack array of `stride + 1` words.
+const BLOCK_STRIDE: usize = 64;
+
+/// The doubling steps of a `width`-bit AND run (`width <= 64`): after
+/// `x &= x >> s` for each, bit `p` is the AND of bits `p..p + width`.
+#[inline(always)]
+fn run_steps(width: usize) -> ([u32; 6], usize) {
+    let mut shifts = [0u32; 6];
+    let (mut covered, mut steps) = (1, 0);
+    while covered < width {
+        let shift = covered.min(width - covered);
+        shifts[steps] = shift as u32;
+        steps += 1;
+        covered += shift;
+    }
+    (shifts, steps)
+}
+
+/// [`gather_and`] for `stride <= 64`, `width <= 64` and `offset < 64`, any
+/// stride (3, 5, 20: the shapes that are not powers of two). Output word
+/// `k` is cells `64k..64k + 64`, which start in input words `k·stride ..
+/// k·stride + stride` (and, for an offset past the first stride, one word
+/// more): the same positions in every such block, so the per-word masks
+/// and where each word's cells land in the output word are computed once
+/// per call, and each output word is a fixed sequence of shifted ANDs
+/// (the run test, over a word and the next, as cells may cross a word),
+/// one compress per input word and an OR: no per-word bookkeeping.
+#[inline(always)]
+fn gather_and_strided<B: BitMoves>(moves: B, src: &[u64], stride: usize, offset: usize, width: usize, dst: &mut [u64]) {
+    debug_assert!(stride <= BLOCK_STRIDE && width <= 64 && offset < 64);
+    // The cell starts of one block, relative to its first word, a word at
+    // a time in registers (setting them bit by bit in the array would
+    // chain 64 stores through memory, longer than a short call's work),
+    // and where word t's cells go in the output word: below 64 for every
+    // word, as each of the `words` words holds at least one start.
+    let words = (offset + 63 * stride) / 64 + 1;
+    let mut masks = [0u64; BLOCK_STRIDE + 1];
+    let mut lands = [0u32; BLOCK_STRIDE + 1];
+    let mut cells = Periodic::new(stride, offset);
+    let mut before = 0;
+    for (mask, land) in masks[..words].iter_mut().zip(&mut lands[..words]) {
+        *mask = cells.advance();
+        *land = before;
+        before += mask.count_ones();
+    }
+    // The 64th start ends the block: a word past it would hold cells of
+    // the next output word.
+    if let Some(last) = masks[..words].last_mut() {
+        let excess = before.saturating_sub(64);
+        for _ in 0..excess {
+            *last &= !(1u64 << (63 - last.leading_zeros()));
+        }
+    }
+    let (shifts, steps) = run_steps(width);
+    let shifts = &shifts[..steps];
+    // The run test of a cell starting in `lo` that may end in `hi`: the
+    // doubling AND over the 128-bit pair, low word kept.
+    let run = |mut lo: u64, mut hi: u64| {
+        for &s in shifts {
+            lo &= (lo >> s) | (hi << (64 - s));
+            hi &= hi >> s;
+        }
+        lo
+    };
+    let masks = &masks[..words];
+    let lands = &lands[..words];
+    // Whole blocks with every word (and the one after) in `src`, by plain
+    // indexing; the rest read words past the end as 0.
+    let body = if src.len() > words { ((src.len() - words - 1) / stride + 1).min(dst.len()) } else { 0 };
+    let (head, tail) = dst.split_at_mut(body);
+    for (k, out) in head.iter_mut().enumerate() {
+        let block = &src[k * stride..k * stride + words + 1];
+        let mut acc = 0;
+        for t in 0..words {
+            acc |= moves.compress(run(block[t], block[t + 1]), masks[t]) << lands[t];
+        }
+        *out = acc;
+    }
+    // Blocks that start past `src` hold only absent cells.
+    let live = (src.len() - (body * stride).min(src.len())).div_ceil(stride).min(tail.len());
+    let (tail, absent) = tail.split_at_mut(live);
+    absent.fill(0);
+    for (k, out) in tail.iter_mut().enumerate() {
+        let base = (body + k) * stride;
+        let mut acc = 0;
+        for t in 0..words {
+            acc |= moves.compress(run(word(src, base + t), word(src, base + t + 1)), masks[t]) << lands[t];
+        }
+        *out = acc;
+    }
+}
+
 /// [`gather_and`] when every word holds the same `64 / stride` whole cells
 /// (`stride` divides 64, `offset + width <= stride`): each output word is
 /// the compressed cells of `stride` input words, with one mask throughout.
 #[inline(always)]
 fn gather_and_aligned<B: BitMoves>(moves: B, src: &[u64], stride: usize, offset: usize, width: usize, dst: &mut [u64]) {
+    if offset == 0 && width == stride {
+        match stride {
+            2 => return gather_and_cells::<B, 2>(moves, src, dst),
+            4 => return gather_and_cells::<B, 4>(moves, src, dst),
+            8 => return gather_and_cells::<B, 8>(moves, src, dst),
+            16 => return gather_and_cells::<B, 16>(moves, src, dst),
+            32 => return gather_and_cells::<B, 32>(moves, src, dst),
+            _ => {}
+        }
+    }
+    if width == 1 {
+        match stride {
+            2 => return gather_bits::<B, 2>(moves, src, offset, dst),
+            4 => return gather_bits::<B, 4>(moves, src, offset, dst),
+            8 => return gather_bits::<B, 8>(moves, src, offset, dst),
+            16 => return gather_bits::<B, 16>(moves, src, offset, dst),
+            32 => return gather_bits::<B, 32>(moves, src, offset, dst),
+            _ => {}
+        }
+    }
     let per_word = 64 / stride;
     let mut mask = 0u64;
     for t in 0..per_word {
@@ -329,6 +445,44 @@ fn gather_and_aligned<B: BitMoves>(moves: B, src: &[u64], stride: usize, offset:
         }
         run
     })
+}
+
+/// [`gather_and_aligned`] for the rank reduction of a power-of-two rank
+/// count `S` (`stride = width = S`, offset 0; the fold's common case):
+/// with the stride and the run test's shifts (1, 2, 4, … below `S`)
+/// constants, the compiler unrolls the loops over a block's `S` words and
+/// over the shifts, where the general form steps through both at run time.
+#[inline(always)]
+fn gather_and_cells<B: BitMoves, const S: usize>(moves: B, src: &[u64], dst: &mut [u64]) {
+    let mut mask = 0u64;
+    let mut p = 0;
+    while p < 64 {
+        mask |= 1 << p;
+        p += S;
+    }
+    compress_blocks(moves, moves.compressor(mask), src, S, 64 / S, dst, |x| {
+        let mut run = x;
+        let mut shift = 1;
+        while shift < S {
+            run &= run >> shift;
+            shift *= 2;
+        }
+        run
+    })
+}
+
+/// [`gather_and_aligned`] for one bit per cell (a row split out of a
+/// power-of-two row count `S`, `offset < S`), with the stride a constant
+/// so the compiler unrolls the `S` compresses of each output word.
+#[inline(always)]
+fn gather_bits<B: BitMoves, const S: usize>(moves: B, src: &[u64], offset: usize, dst: &mut [u64]) {
+    let mut mask = 0u64;
+    let mut p = offset;
+    while p < 64 {
+        mask |= 1 << p;
+        p += S;
+    }
+    compress_blocks(moves, moves.compressor(mask), src, S, 64 / S, dst, |x| x)
 }
 
 /// Each output word of [`gather_and_aligned`]: the compressed cells of
@@ -369,6 +523,19 @@ fn compress_blocks<B: BitMoves>(
 /// position is within `dst`. `stride` is at least 1.
 #[inline(always)]
 pub(crate) fn scatter_or<B: BitMoves>(moves: B, src: &[u64], stride: usize, offset: usize, dst: &mut [u64]) {
+    if 64usize.is_multiple_of(stride) && offset % 64 < stride {
+        let first = (offset / 64).min(dst.len());
+        let dst = &mut dst[first..];
+        let offset = offset % 64;
+        return match stride {
+            2 => scatter_or_aligned::<B, 2>(moves, src, offset, dst),
+            4 => scatter_or_aligned::<B, 4>(moves, src, offset, dst),
+            8 => scatter_or_aligned::<B, 8>(moves, src, offset, dst),
+            16 => scatter_or_aligned::<B, 16>(moves, src, offset, dst),
+            32 => scatter_or_aligned::<B, 32>(moves, src, offset, dst),
+            _ => scatter_or_aligned_any(moves, src, stride, offset, dst),
+        };
+    }
     let src_bits = src.len() * 64;
     let mut cells = Periodic::new(stride, offset % 64);
     let mut o = offset / 64;
@@ -385,6 +552,33 @@ pub(crate) fn scatter_or<B: BitMoves>(moves: B, src: &[u64], stride: usize, offs
         taken += n;
         o += 1;
     }
+}
+
+/// [`scatter_or`] when `stride` divides 64 and `offset < stride` (a row
+/// joined into a flat layout of a power-of-two row count): every `dst`
+/// word takes the next `64 / stride` bits of `src` at the same positions,
+/// so each `src` word is expanded into `stride` whole `dst` words with one
+/// mask, without the general loop's per-word bookkeeping.
+#[inline(always)]
+fn scatter_or_aligned_any<B: BitMoves>(moves: B, src: &[u64], stride: usize, offset: usize, dst: &mut [u64]) {
+    let per_word = 64 / stride;
+    let mut mask = 0u64;
+    for t in 0..per_word {
+        mask |= 1 << (offset + t * stride);
+    }
+    for (words, &s) in dst.chunks_mut(stride).zip(src) {
+        for (t, d) in words.iter_mut().enumerate() {
+            // `t · per_word < 64`: `t < stride` and `stride · per_word = 64`.
+            *d |= moves.expand(s >> (t * per_word), mask);
+        }
+    }
+}
+
+/// [`scatter_or_aligned_any`] with the stride a constant, so the compiler
+/// unrolls the `S` expands of each source word.
+#[inline(always)]
+fn scatter_or_aligned<B: BitMoves, const S: usize>(moves: B, src: &[u64], offset: usize, dst: &mut [u64]) {
+    scatter_or_aligned_any(moves, src, S, offset, dst)
 }
 
 /// PDEP over slices: `dst` (as long as `mask`) gets, at the `i`-th set
@@ -505,8 +699,14 @@ pub(crate) fn fill_periodic(dst: &mut [u64], start: usize, end: usize, pattern: 
         }
         let whole = (end - p) / 64;
         let first = p / 64;
-        for (d, &w) in dst[first..first + whole].iter_mut().zip(words[..cycle].iter().cycle()) {
-            *d |= w;
+        // By whole cycles: a fixed-length inner loop the compiler unrolls
+        // and vectorises, where `iter().cycle()` tests for its wrap-around
+        // at every word.
+        let cycle_words = &words[..cycle];
+        for block in dst[first..first + whole].chunks_mut(cycle) {
+            for (d, &w) in block.iter_mut().zip(cycle_words) {
+                *d |= w;
+            }
         }
         // `phase` is back where it started after `cycle` words; advance it
         // over the rest of the whole words.

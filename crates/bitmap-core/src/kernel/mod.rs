@@ -817,7 +817,12 @@ kernel_ops! {
     /// ```
     fn gather_and(src: &[u64], stride: usize, offset: usize, width: usize, dst: &mut [u64]);
     check: { check_positive("gather_and", stride, width) };
-    words: dst.len();
+    // The work is the `stride` input words behind each output word, each
+    // one compress: the scalar kernel's bit-trick compress costs dozens of
+    // instructions where BMI2's `pext` costs one, so a few output words of
+    // a wide stride (a fold's per-chunk AND over `G` cells) are already
+    // worth the indirect call.
+    words: dst.len().saturating_mul(stride);
 
     /// Strided scatter: `dst` bit `j·stride + offset` |= `src` bit `j`, for
     /// every such position within `dst` (the join of one row into an

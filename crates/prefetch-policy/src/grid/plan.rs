@@ -31,7 +31,7 @@ use bitmap_core::{Bitmap, WordsMut, kernel};
 
 use crate::grid::Grid;
 use crate::grid::map::GridMap;
-use crate::hybrid::{FoldWorkspace, HybridError, fold_grouped_into, unfold_range};
+use crate::hybrid::{FoldWorkspace, HybridError, fold_grouped_into, sliding, unfold_range};
 
 /// Which cells a request needs: LMCache's `FetchingPolicy`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -322,10 +322,15 @@ pub fn plan_grid_into(request: &GridRequest<'_>, plan: &mut GridPlan) -> Result<
             split(inputs, outputs, tiers, 0, cols);
         }
     } else {
-        // The split first, over whole rows, with one more input of all ones
-        // last: its output is the complement of the union, so the union the
-        // fold needs costs no pass of its own over the tiers. Then the hit,
-        // then each row cut to its needed range.
+        // A full-attention row needs every found cell up to the hit: the
+        // split first, over the whole row, with one more input of all ones
+        // last, whose output is the complement of the union, so the union
+        // the fold needs costs no pass of its own over the tiers; after the
+        // hit, the row is cut to it. A sliding-window row needs only its
+        // window's last chunks, a few of its words: its union is built
+        // alone, and it is split after the hit over those words only
+        // (splitting it whole and then clearing most of it is most of the
+        // plan's time with windows, as measured).
         plan.found.ensure_shape(rows, cols);
         if plan.ones.len() != cols {
             plan.ones.reset(cols);
@@ -333,6 +338,10 @@ pub fn plan_grid_into(request: &GridRequest<'_>, plan: &mut GridPlan) -> Result<
         }
         let ones = plan.ones.as_words();
         for (row, union) in plan.found.rows_mut().iter_mut().enumerate() {
+            if sliding(request.windows[row], cols).is_some() {
+                union_row(locked().map(|grid| grid.rows()[row].as_words()), tiers, union);
+                continue;
+            }
             let inputs = locked().map(|grid| grid.rows()[row].as_words()).chain(core::iter::once(ones));
             let outputs = plan
                 .l1
@@ -348,11 +357,15 @@ pub fn plan_grid_into(request: &GridRequest<'_>, plan: &mut GridPlan) -> Result<
         plan.hit = plan.folded.last_set().map_or(0, |last| last + 1);
         for (row, &window) in request.windows.iter().enumerate() {
             let (lo, hi) = unfold_range(plan.hit as i64, window);
-            if (lo, hi) == (0, cols) {
-                continue;
-            }
-            for (_, grid) in plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()) {
-                keep_range(&mut grid.rows_mut()[row].words_mut(), lo, hi);
+            if sliding(window, cols).is_some() {
+                let inputs = locked().map(|grid| grid.rows()[row].as_words());
+                let outputs =
+                    plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()).map(|(_, g)| &mut g.rows_mut()[row]);
+                split(inputs, outputs, tiers, lo, hi);
+            } else if (lo, hi) != (0, cols) {
+                for (_, grid) in plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()) {
+                    keep_range(&mut grid.rows_mut()[row].words_mut(), lo, hi);
+                }
             }
         }
     }
@@ -375,6 +388,22 @@ fn split<'i, 'o>(
         0..=4 => split_row::<4>(inputs, outputs, count, lo, hi),
         5..=STACK_TIERS => split_row::<STACK_TIERS>(inputs, outputs, count, lo, hi),
         _ => split_row_spilled(inputs, outputs, lo, hi),
+    }
+}
+
+/// Makes `union` (a row of the request's width) the OR of `inputs`
+/// (`count` rows of words), in one pass.
+fn union_row<'i>(inputs: impl Iterator<Item = &'i [u64]>, count: usize, union: &mut Bitmap) {
+    let mut words = union.words_mut();
+    if count <= STACK_TIERS {
+        let mut sources: [&[u64]; STACK_TIERS] = [&[]; STACK_TIERS];
+        for (slot, input) in sources.iter_mut().zip(inputs) {
+            *slot = input;
+        }
+        kernel::union_many(&mut words, &sources[..count]);
+    } else {
+        let sources: Vec<&[u64]> = inputs.collect();
+        kernel::union_many(&mut words, &sources);
     }
 }
 

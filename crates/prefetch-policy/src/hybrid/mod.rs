@@ -48,6 +48,9 @@ mod words;
 mod workspace;
 
 pub use error::{HybridError, chunk_count};
+/// Whether a window is a sliding window for a number of chunks (one below
+/// it), shared with the grid plan so both read a window the same way.
+pub(crate) use fold::sliding;
 pub use fold::{fold, fold_grouped, fold_grouped_into, fold_into};
 pub use fold_unfold::{
     fold_unfold, fold_unfold_grouped, fold_unfold_grouped_into, fold_unfold_ranked, fold_unfold_ranked_into,
