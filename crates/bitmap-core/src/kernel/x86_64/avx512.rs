@@ -11,8 +11,7 @@
 //! - `first_wins`: inputs are taken in pairs, `out[a + 1] = in[a + 1] &
 //!   !(claimed | in[a])` and `claimed |= in[a] | in[a + 1]` are one
 //!   `vpternlogq` each, which saves an instruction per pair and halves the
-//!   dependency chain through `claimed`. `union_many` ORs two sources per
-//!   instruction the same way.
+//!   dependency chain through `claimed`.
 //! - `split_by_tables`: each node of the multiplexer tree is one
 //!   `vpternlogq` bitwise select instead of two or three operations.
 //! - `class_counts`: each intersection is one AND of a smaller one (sets in
@@ -21,8 +20,12 @@
 //!   `k` mask, lanes past the end neither read nor written) instead of a
 //!   scalar loop of up to seven words.
 //!
-//! Any operation not listed in the table at the bottom runs the generic loop
-//! over the [`Vector`] impl below.
+//! The in-place operations (`and_assign` and the others, `not_assign`),
+//! `union_many` and the bit moves take the AVX2 kernel's functions: each
+//! was timed against AVX2 on Zen 4 and did not gain, or lost (see the
+//! table at the bottom and `docs/PERFORMANCE.md`). An operation added to
+//! the table later and not listed there runs the generic loop over the
+//! [`Vector`] impl below.
 //!
 //! # Miri
 //!
@@ -346,146 +349,8 @@ unsafe fn and_not_popcount(a: &[u64], b: &[u64]) -> u64 {
 }
 
 // ---------------------------------------------------------------------------
-// In-place operations
-// ---------------------------------------------------------------------------
-
-/// `dst[i] = O(dst[i], src[i])` over the common length, the tail masked.
-///
-/// # Safety
-/// The CPU supports the kernel's features.
-#[inline(always)]
-unsafe fn assign<O: BinaryOp>(dst: &mut [u64], src: &[u64]) {
-    let n = dst.len().min(src.len());
-    let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
-    let full = first_lanes(W);
-    let mut i = 0;
-    // SAFETY: every vector read or written is within the first `n` words of
-    // both slices (the loop conditions, the tail's mask); the caller
-    // guarantees the features.
-    unsafe {
-        while i + 4 * W <= n {
-            // (Loops, not `array::map`: closures are not compiled with this
-            // function's target features, so intrinsics in them would not
-            // inline.)
-            let (mut a, mut b) = ([__m512i::zero(); 4], [__m512i::zero(); 4]);
-            for k in 0..4 {
-                (a[k], b[k]) = (load::<false>(d.add(i + k * W), full), load::<false>(s.add(i + k * W), full));
-            }
-            for k in 0..4 {
-                store::<false>(d.add(i + k * W), full, O::vector(a[k], b[k]));
-            }
-            i += 4 * W;
-        }
-        while i + W <= n {
-            store::<false>(d.add(i), full, O::vector(load::<false>(d.add(i), full), load::<false>(s.add(i), full)));
-            i += W;
-        }
-        if i < n {
-            let mask = first_lanes(n - i);
-            store::<true>(d.add(i), mask, O::vector(load::<true>(d.add(i), mask), load::<true>(s.add(i), mask)));
-        }
-    }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn and_assign(dst: &mut [u64], src: &[u64]) {
-    // SAFETY: the caller guarantees the CPU features.
-    unsafe { assign::<And>(dst, src) }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn or_assign(dst: &mut [u64], src: &[u64]) {
-    // SAFETY: the caller guarantees the CPU features.
-    unsafe { assign::<Or>(dst, src) }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn xor_assign(dst: &mut [u64], src: &[u64]) {
-    // SAFETY: the caller guarantees the CPU features.
-    unsafe { assign::<Xor>(dst, src) }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn and_not_assign(dst: &mut [u64], src: &[u64]) {
-    // SAFETY: the caller guarantees the CPU features.
-    unsafe { assign::<AndNot>(dst, src) }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn not_assign(dst: &mut [u64]) {
-    let n = dst.len();
-    let d = dst.as_mut_ptr();
-    let full = first_lanes(W);
-    let mut i = 0;
-    // SAFETY: every vector read or written is within the slice (the loop
-    // conditions, the tail's mask); the caller guarantees the features.
-    unsafe {
-        while i + 4 * W <= n {
-            let mut a = [__m512i::zero(); 4];
-            for (k, a) in a.iter_mut().enumerate() {
-                *a = load::<false>(d.add(i + k * W), full);
-            }
-            for (k, a) in a.into_iter().enumerate() {
-                store::<false>(d.add(i + k * W), full, a.not());
-            }
-            i += 4 * W;
-        }
-        while i + W <= n {
-            store::<false>(d.add(i), full, load::<false>(d.add(i), full).not());
-            i += W;
-        }
-        if i < n {
-            let mask = first_lanes(n - i);
-            store::<true>(d.add(i), mask, load::<true>(d.add(i), mask).not());
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------
 // Many inputs
 // ---------------------------------------------------------------------------
-
-/// One vector of `union_many` at word `i`: the sources two at a time, one
-/// `vpternlogq` OR of three per pair.
-///
-/// # Safety
-/// Every source and `d` hold the lanes at `i` that `TAIL`/`mask` select; the
-/// CPU supports the kernel's features.
-#[inline(always)]
-unsafe fn union_step<const TAIL: bool>(d: *mut u64, srcs: &[&[u64]], i: usize, mask: __mmask8) {
-    // SAFETY: the caller guarantees the lanes and the features.
-    unsafe {
-        let mut acc = __m512i::zero();
-        let mut pairs = srcs.chunks_exact(2);
-        for pair in &mut pairs {
-            let (x, y) = (load::<TAIL>(pair[0].as_ptr().add(i), mask), load::<TAIL>(pair[1].as_ptr().add(i), mask));
-            acc = ternlog::<{ truth_table::OR3 }>(acc, x, y);
-        }
-        if let [last] = pairs.remainder() {
-            acc = acc.or(load::<TAIL>(last.as_ptr().add(i), mask));
-        }
-        store::<TAIL>(d.add(i), mask, acc);
-    }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn union_many(dst: &mut [u64], srcs: &[&[u64]]) {
-    let n = srcs.iter().map(|s| s.len()).fold(dst.len(), usize::min);
-    let d = dst.as_mut_ptr();
-    let mut i = 0;
-    // SAFETY: every slice holds at least `n` words, and each step covers
-    // words below `n` (the loop condition, the tail's mask); the caller
-    // guarantees the features.
-    unsafe {
-        while i + W <= n {
-            union_step::<false>(d, srcs, i, first_lanes(W));
-            i += W;
-        }
-        if i < n {
-            union_step::<true>(d, srcs, i, first_lanes(n - i));
-        }
-    }
-}
 
 /// One vector of the first-wins split at word `i`: the inputs two at a
 /// time, so that the second of a pair does not wait for the first to be
@@ -748,8 +613,11 @@ unsafe fn split_by_tables_uninit(inputs: &[&[u64]], tables: &[u8], outputs: &mut
 
 /// The index of the first of `words` that differs from `FILL` (zero for
 /// `position_nonzero`, all ones for `position_not_all_ones`): four vectors
-/// per test while they all equal `FILL`, then the lane from a compare mask,
-/// the tail as one masked load whose missing lanes are `FILL`.
+/// per test while they all equal `FILL`; the fewer than four vectors and
+/// the masked tail left after that, folded into one test too (a search
+/// of a short or all-`FILL` slice then takes one branch, not one per
+/// vector: a test per vector made 16 words 25% slower than AVX2's loop);
+/// then, where a test failed, the lane from a compare mask.
 ///
 /// # Safety
 /// The CPU supports the kernel's features.
@@ -763,15 +631,29 @@ unsafe fn position_differing<const FILL: u64>(words: &[u64]) -> Option<usize> {
     // guarantees the features.
     unsafe {
         let fill = __m512i::splat(FILL);
+        // AND for all ones, OR for zeros: all equal `FILL` iff this does.
+        let fold = |x: __m512i, y: __m512i| if FILL == 0 { x.or(y) } else { x.and(y) };
+        let mut differs = false;
         while i + 4 * W <= n {
             let (a, b) = (__m512i::load(p.add(i)), __m512i::load(p.add(i + W)));
             let (c, d) = (__m512i::load(p.add(i + 2 * W)), __m512i::load(p.add(i + 3 * W)));
-            // AND for all ones, OR for zeros: all equal `FILL` iff this does.
-            let all = if FILL == 0 { a.or(b).or(c.or(d)) } else { a.and(b).and(c.and(d)) };
-            if _mm512_cmpneq_epi64_mask(all, fill) != 0 {
+            if _mm512_cmpneq_epi64_mask(fold(fold(a, b), fold(c, d)), fill) != 0 {
+                differs = true;
                 break;
             }
             i += 4 * W;
+        }
+        if !differs {
+            // `n - i < 4 * W`: the last full vectors and the tail's lanes
+            // (the others read as `FILL`).
+            let full = (n - i) / W;
+            let mut all = _mm512_mask_loadu_epi64(fill, first_lanes((n - i) % W), p.add(i + full * W).cast());
+            for k in 0..full {
+                all = fold(all, __m512i::load(p.add(i + k * W)));
+            }
+            if _mm512_cmpneq_epi64_mask(all, fill) == 0 {
+                return None;
+            }
         }
         while i + W <= n {
             let lanes = _mm512_cmpneq_epi64_mask(__m512i::load(p.add(i)), fill);
@@ -803,23 +685,39 @@ unsafe fn position_not_all_ones(words: &[u64]) -> Option<usize> {
     unsafe { position_differing::<{ u64::MAX }>(words) }
 }
 
+// The table. Where the AVX2 kernel's function is measured faster on Zen 4
+// (docs/PERFORMANCE.md, "AVX-512"), the entry takes it: the in-place
+// operations and `union_many` move one or two logic instructions per word
+// loaded and stored, so a 512-bit register saves only instructions, and
+// on Zen 4 (each 512-bit operation run as two 256-bit halves) the 512-bit
+// loops timed 3–11% slower from L1 to DRAM; the bit moves are the same
+// word-level Rust either way, and LLVM's 512-bit vectorisation of
+// `and_shifted` and `transpose64` timed slower. The AVX2 functions need
+// AVX2 and popcnt, which `is_available` checks too.
 crate::kernel::simd_table::simd_kernel_table!(__m512i, "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt", {
     popcount: popcount,
     and_popcount: and_popcount,
     or_popcount: or_popcount,
     xor_popcount: xor_popcount,
     and_not_popcount: and_not_popcount,
-    and_assign: and_assign,
-    or_assign: or_assign,
-    xor_assign: xor_assign,
-    and_not_assign: and_not_assign,
-    not_assign: not_assign,
-    union_many: union_many,
+    and_assign: super::avx2::GENERIC_FNS.and_assign,
+    or_assign: super::avx2::GENERIC_FNS.or_assign,
+    xor_assign: super::avx2::GENERIC_FNS.xor_assign,
+    and_not_assign: super::avx2::GENERIC_FNS.and_not_assign,
+    not_assign: super::avx2::GENERIC_FNS.not_assign,
+    union_many: super::avx2::GENERIC_FNS.union_many,
     first_wins_uninit: first_wins_uninit,
     class_counts: class_counts,
     split_by_tables_uninit: split_by_tables_uninit,
     position_nonzero: position_nonzero,
     position_not_all_ones: position_not_all_ones,
+    gather_and: super::avx2::GENERIC_FNS.gather_and,
+    scatter_or: super::avx2::GENERIC_FNS.scatter_or,
+    deposit: super::avx2::GENERIC_FNS.deposit,
+    extract: super::avx2::GENERIC_FNS.extract,
+    fill_periodic: super::avx2::GENERIC_FNS.fill_periodic,
+    and_shifted: super::avx2::GENERIC_FNS.and_shifted,
+    transpose64: super::avx2::GENERIC_FNS.transpose64,
 });
 
 #[cfg(test)]
