@@ -17,15 +17,15 @@
 //! up with memory; `vpopcntq` counts a lane in one instruction, so these
 //! gain most while the data is in cache (popcount 2.3–2.9× at 8 KiB,
 //! `class_counts` of 3 inputs 3.7×). `split_by_tables` gains 4–13% from
-//! its one-instruction `vpternlogq` selects, `first_wins` 0–4%, and the
-//! searches gain on short and mid-sized inputs. The in-place operations,
-//! `union_many` and the bit moves do one or two logic instructions per
-//! word loaded and stored, so a 512-bit register saves only instructions,
-//! and Zen 4 runs each 512-bit operation as two 256-bit halves: there the
-//! 512-bit loops timed 3–11% *slower* than AVX2 from L1 to DRAM, so the
-//! `avx512` kernel's table takes the AVX2 functions for those entries (a
-//! per-operation choice; `Kernel::best` still picks `avx512`, which is
-//! never slower than `avx2` that way). Some Intel parts lower their clock
+//! its one-instruction `vpternlogq` selects, `first_wins` 0–4%. The
+//! in-place operations, `union_many`, the searches and the bit moves do
+//! one or two instructions per word loaded (and stored), so a 512-bit
+//! register saves only instructions, and Zen 4 runs each 512-bit
+//! operation as two 256-bit halves: there the 512-bit loops timed up to
+//! 11% *slower* than AVX2 at some sizes (the searches: faster at 8–32 KiB,
+//! slower on short inputs), so the `avx512` kernel's table takes the AVX2
+//! functions for those entries (a per-operation choice; `Kernel::best`
+//! still picks `avx512`, which is never the slower kernel that way). Some Intel parts lower their clock
 //! while 512-bit instructions run; that was not measured here.
 //!
 //! A [`Kernel`] value can only be obtained from a constructor that checked

@@ -21,7 +21,8 @@
 //!   scalar loop of up to seven words.
 //!
 //! The in-place operations (`and_assign` and the others, `not_assign`),
-//! `union_many` and the bit moves take the AVX2 kernel's functions: each
+//! `union_many`, the searches and the bit moves take the AVX2 kernel's
+//! functions: each
 //! was timed against AVX2 on Zen 4 and did not gain, or lost (see the
 //! table at the bottom and `docs/PERFORMANCE.md`). An operation added to
 //! the table later and not listed there runs the generic loop over the
@@ -607,84 +608,6 @@ unsafe fn split_by_tables_uninit(inputs: &[&[u64]], tables: &[u8], outputs: &mut
     }
 }
 
-// ---------------------------------------------------------------------------
-// Searches
-// ---------------------------------------------------------------------------
-
-/// The index of the first of `words` that differs from `FILL` (zero for
-/// `position_nonzero`, all ones for `position_not_all_ones`): four vectors
-/// per test while they all equal `FILL`; the fewer than four vectors and
-/// the masked tail left after that, folded into one test too (a search
-/// of a short or all-`FILL` slice then takes one branch, not one per
-/// vector: a test per vector made 16 words 25% slower than AVX2's loop);
-/// then, where a test failed, the lane from a compare mask.
-///
-/// # Safety
-/// The CPU supports the kernel's features.
-#[inline(always)]
-unsafe fn position_differing<const FILL: u64>(words: &[u64]) -> Option<usize> {
-    let n = words.len();
-    let p = words.as_ptr();
-    let mut i = 0;
-    // SAFETY: every vector read is within the slice (the loop conditions,
-    // the tail's mask; masked-off lanes are not read); the caller
-    // guarantees the features.
-    unsafe {
-        let fill = __m512i::splat(FILL);
-        // AND for all ones, OR for zeros: all equal `FILL` iff this does.
-        let fold = |x: __m512i, y: __m512i| if FILL == 0 { x.or(y) } else { x.and(y) };
-        let mut differs = false;
-        while i + 4 * W <= n {
-            let (a, b) = (__m512i::load(p.add(i)), __m512i::load(p.add(i + W)));
-            let (c, d) = (__m512i::load(p.add(i + 2 * W)), __m512i::load(p.add(i + 3 * W)));
-            if _mm512_cmpneq_epi64_mask(fold(fold(a, b), fold(c, d)), fill) != 0 {
-                differs = true;
-                break;
-            }
-            i += 4 * W;
-        }
-        if !differs {
-            // `n - i < 4 * W`: the last full vectors and the tail's lanes
-            // (the others read as `FILL`).
-            let full = (n - i) / W;
-            let mut all = _mm512_mask_loadu_epi64(fill, first_lanes((n - i) % W), p.add(i + full * W).cast());
-            for k in 0..full {
-                all = fold(all, __m512i::load(p.add(i + k * W)));
-            }
-            if _mm512_cmpneq_epi64_mask(all, fill) == 0 {
-                return None;
-            }
-        }
-        while i + W <= n {
-            let lanes = _mm512_cmpneq_epi64_mask(__m512i::load(p.add(i)), fill);
-            if lanes != 0 {
-                return Some(i + lanes.trailing_zeros() as usize);
-            }
-            i += W;
-        }
-        if i < n {
-            let tail = _mm512_mask_loadu_epi64(fill, first_lanes(n - i), p.add(i).cast());
-            let lanes = _mm512_cmpneq_epi64_mask(tail, fill);
-            if lanes != 0 {
-                return Some(i + lanes.trailing_zeros() as usize);
-            }
-        }
-        None
-    }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn position_nonzero(words: &[u64]) -> Option<usize> {
-    // SAFETY: the caller guarantees the CPU features.
-    unsafe { position_differing::<0>(words) }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn position_not_all_ones(words: &[u64]) -> Option<usize> {
-    // SAFETY: the caller guarantees the CPU features.
-    unsafe { position_differing::<{ u64::MAX }>(words) }
-}
-
 // The table. Where the AVX2 kernel's function is measured faster on Zen 4
 // (docs/PERFORMANCE.md, "AVX-512"), the entry takes it: the in-place
 // operations and `union_many` move one or two logic instructions per word
@@ -692,8 +615,11 @@ unsafe fn position_not_all_ones(words: &[u64]) -> Option<usize> {
 // on Zen 4 (each 512-bit operation run as two 256-bit halves) the 512-bit
 // loops timed 3–11% slower from L1 to DRAM; the bit moves are the same
 // word-level Rust either way, and LLVM's 512-bit vectorisation of
-// `and_shifted` and `transpose64` timed slower. The AVX2 functions need
-// AVX2 and popcnt, which `is_available` checks too.
+// `and_shifted` and `transpose64` timed slower. The searches' 512-bit loop
+// (a compare into a `k` mask per test) gained 6–44% at 8–32 KiB but lost
+// up to 26% at 16–32 words and 4% at 128 KiB, varying with the load on
+// the shared core, so they take AVX2's too. The AVX2 functions need AVX2
+// and popcnt, which `is_available` checks too.
 crate::kernel::simd_table::simd_kernel_table!(__m512i, "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt", {
     popcount: popcount,
     and_popcount: and_popcount,
@@ -709,8 +635,8 @@ crate::kernel::simd_table::simd_kernel_table!(__m512i, "avx512f,avx512bw,avx512v
     first_wins_uninit: first_wins_uninit,
     class_counts: class_counts,
     split_by_tables_uninit: split_by_tables_uninit,
-    position_nonzero: position_nonzero,
-    position_not_all_ones: position_not_all_ones,
+    position_nonzero: super::avx2::GENERIC_FNS.position_nonzero,
+    position_not_all_ones: super::avx2::GENERIC_FNS.position_not_all_ones,
     gather_and: super::avx2::GENERIC_FNS.gather_and,
     scatter_or: super::avx2::GENERIC_FNS.scatter_or,
     deposit: super::avx2::GENERIC_FNS.deposit,
