@@ -7,7 +7,7 @@
 //! | [`scalar`](KernelKind::Scalar) | everywhere | plain Rust loops, the reference |
 //! | [`portable`](KernelKind::Portable) | everywhere | `wide::u64x4`, whose backend is chosen at compile time |
 //! | [`avx2`](KernelKind::Avx2) | x86-64 with AVX2 | `core::arch`, Muła/Harley–Seal popcount |
-//! | [`avx512`](KernelKind::Avx512) | x86-64 with AVX512F, BW, VL and VPOPCNTDQ | `core::arch`, `vpopcntq` counts, `vpternlogq` three-input logic, `k`-masked tails |
+//! | [`avx512`](KernelKind::Avx512) | x86-64 with AVX512F, BW, VL and VPOPCNTDQ | `core::arch`, `vpopcntq` counts, `vpternlogq` three-input logic, `k`-masked tails; the `avx2` functions for the memory-bound operations |
 //! | [`neon`](KernelKind::Neon) | aarch64 | `core::arch`, `cnt` popcount |
 //!
 //! Where AVX-512 gains and where it does not (measured on Zen 4, see
@@ -15,8 +15,8 @@
 //! `and_popcount` and friends, `class_counts`) are compute-bound in the
 //! AVX2 kernel, whose `vpshufb` popcount needs a Harley–Seal tree to keep
 //! up with memory; `vpopcntq` counts a lane in one instruction, so these
-//! gain most while the data is in cache (popcount 2.3–2.9× at 8 KiB,
-//! `class_counts` of 3 inputs 3.7×). `split_by_tables` gains 4–13% from
+//! gain most while the data is in cache (popcount 2.8–3.0× at 8 KiB,
+//! `class_counts` of 3 inputs 2.8–3.6× at 32 KiB). `split_by_tables` gains 0–14% from
 //! its one-instruction `vpternlogq` selects, `first_wins` 0–4%. The
 //! in-place operations, `union_many`, the searches and the bit moves do
 //! one or two instructions per word loaded (and stored), so a 512-bit
