@@ -8,11 +8,12 @@
 //! best: avx2
 //! active: avx2
 //! small_words: 4
+//! small_count_words: 2
 //! ```
 
 #![forbid(unsafe_code)]
 
-use bitmap_core::kernel::{KERNEL_ENV_VAR, Kernel, SMALL_WORDS};
+use bitmap_core::kernel::{KERNEL_ENV_VAR, Kernel, SMALL_COUNT_WORDS, SMALL_WORDS};
 
 fn main() {
     let available: Vec<&str> = Kernel::available().into_iter().map(Kernel::name).collect();
@@ -26,4 +27,5 @@ fn main() {
         println!("forced_by: {KERNEL_ENV_VAR}={value}");
     }
     println!("small_words: {SMALL_WORDS}");
+    println!("small_count_words: {SMALL_COUNT_WORDS}");
 }

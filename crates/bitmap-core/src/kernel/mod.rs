@@ -7,24 +7,26 @@
 //! | [`scalar`](KernelKind::Scalar) | everywhere | plain Rust loops, the reference |
 //! | [`portable`](KernelKind::Portable) | everywhere | `wide::u64x4`, whose backend is chosen at compile time |
 //! | [`avx2`](KernelKind::Avx2) | x86-64 with AVX2 | `core::arch`, Muła/Harley–Seal popcount |
-//! | [`avx512`](KernelKind::Avx512) | x86-64 with AVX512F, BW, VL and VPOPCNTDQ | `core::arch`, `vpopcntq` counts, `vpternlogq` three-input logic, `k`-masked tails |
+//! | [`avx512`](KernelKind::Avx512) | x86-64 with AVX512F, BW, VL and VPOPCNTDQ | `core::arch`, `vpopcntq` counts, `vpternlogq` three-input logic, `k`-masked tails; the `avx2` functions for the memory-bound operations |
 //! | [`neon`](KernelKind::Neon) | aarch64 | `core::arch`, `cnt` popcount |
 //!
-//! Where AVX-512 gains and where it does not: the counts (`popcount`, the
-//! fused `and_popcount` and friends, `class_counts`) are compute-bound in
-//! the AVX2 kernel, whose `vpshufb` popcount needs a Harley–Seal tree to
-//! keep up with memory; `vpopcntq` counts a lane in one instruction, so
-//! these gain most while the data is in cache. The in-place operations,
-//! `union_many`, `first_wins` and `split_by_tables` do one or two logic
-//! instructions per word loaded and stored, so from a few KiB on they run at
-//! the speed of memory whatever the register width: AVX-512 cannot beat
-//! AVX2 there, and may lose slightly where 512-bit operations cost more
-//! than two 256-bit ones (Zen 4 runs each as two 256-bit halves, so it
-//! saves only instructions; some Intel parts lower their clock while
-//! 512-bit instructions run). `Kernel::best` still prefers AVX-512 for
-//! every operation: its masked tails and three-input `vpternlogq` save
-//! instructions on short and many-input inputs, and no per-operation
-//! choice has been measured yet (see `docs/PERFORMANCE.md`).
+//! Where AVX-512 gains and where it does not (measured on Zen 4, see
+//! `docs/PERFORMANCE.md`): the counts (`popcount`, the fused
+//! `and_popcount` and friends, `class_counts`) are compute-bound in the
+//! AVX2 kernel, whose `vpshufb` popcount needs a Harley–Seal tree to keep
+//! up with memory; `vpopcntq` counts a lane in one instruction, so these
+//! gain most while the data is in cache (popcount 2.8–3.0× at 8 KiB,
+//! `class_counts` of 3 inputs 2.8–3.6× at 32 KiB). `split_by_tables` gains 0–14% from
+//! its one-instruction `vpternlogq` selects, `first_wins` 0–4%. The
+//! in-place operations, `union_many`, the searches and the bit moves do
+//! one or two instructions per word loaded (and stored), so a 512-bit
+//! register saves only instructions, and Zen 4 runs each 512-bit
+//! operation as two 256-bit halves: there the 512-bit loops timed up to
+//! 11% *slower* than AVX2 at some sizes (the searches: faster at 8–32 KiB,
+//! slower on short inputs), so the `avx512` kernel's table takes the AVX2
+//! functions for those entries (a per-operation choice; `Kernel::best`
+//! still picks `avx512`, which is never the slower kernel that way). Some Intel parts lower their clock
+//! while 512-bit instructions run; that was not measured here.
 //!
 //! A [`Kernel`] value can only be obtained from a constructor that checked
 //! the CPU, so holding one proves its functions are safe to call: every
@@ -38,9 +40,10 @@
 //! function pointer, which starts out pointing at a detection routine: the
 //! first call picks the kernel (once per process, see [`Kernel::active`]),
 //! stores the chosen function, and every later call costs one relaxed load
-//! and one indirect call. Inputs of at most [`SMALL_WORDS`] words skip the
-//! indirect call and run the scalar loop inline, because at that size the
-//! call costs more than the SIMD saves.
+//! and one indirect call. Inputs of at most [`SMALL_WORDS`] words
+//! ([`SMALL_COUNT_WORDS`] for the counts) skip the indirect call and run
+//! the scalar loop inline, because at that size the call costs more than
+//! the SIMD saves.
 //!
 //! The active kernel is the fastest available one (AVX-512, else AVX2, else
 //! NEON, else portable), unless the environment variable
@@ -99,8 +102,19 @@ pub const KERNEL_ENV_VAR: &str = "BITMAP_CORE_KERNEL";
 /// Inputs of at most this many words run the scalar loop inline instead of
 /// the dispatched kernel: below it, the indirect call and the SIMD set-up
 /// cost more than they save (measured in `benches/`, see
-/// `docs/PERFORMANCE.md`).
+/// `docs/PERFORMANCE.md`). The counts have their own, smaller cut-over,
+/// [`SMALL_COUNT_WORDS`].
 pub const SMALL_WORDS: usize = 4;
+
+/// [`SMALL_WORDS`] for the counts ([`popcount`], [`and_popcount`],
+/// [`or_popcount`], [`xor_popcount`], [`and_not_popcount`]): their inline
+/// scalar loop is slower than the others', since a default x86-64 build
+/// has no `popcnt` and `count_ones` becomes a dozen shifts and masks per
+/// word, while the AVX2 and AVX-512 kernels count with `popcnt`,
+/// `vpshufb` or `vpopcntq`. Measured interleaved on Zen 4 (2026-12-01):
+/// at 3 and 4 words the inline loop took 1.1–1.8× the time of a call to
+/// either kernel, at 2 words the same, at 1 word less.
+pub const SMALL_COUNT_WORDS: usize = 2;
 
 /// Which instruction set a kernel is written for.
 ///
@@ -564,11 +578,16 @@ pub(crate) fn first_wins_overwrite<const N: usize>(inputs: &[&[u64]], mut output
 /// [`KernelFns`], the safe method on [`Kernel`], and the dispatched free
 /// function with its cached function pointer.
 macro_rules! kernel_ops {
+    (@small) => { SMALL_WORDS };
+    (@small $small:ident) => { $small };
+    (@small_name) => { "SMALL_WORDS" };
+    (@small_name $small:ident) => { stringify!($small) };
     ($(
         $(#[$doc:meta])*
         fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;
         check: $check:block;
         words: $words:expr;
+        $(small: $small:ident;)?
         $(first: $first:block;)?
     )*) => {
         /// One kernel's implementation of every operation. Its functions may
@@ -596,7 +615,7 @@ macro_rules! kernel_ops {
             $(#[$doc])*
             ///
             /// Runs on the active kernel ([`Kernel::active`]); inputs of at
-            /// most [`SMALL_WORDS`] words run the scalar loop inline.
+            #[doc = concat!("most [`", kernel_ops!(@small_name $($small)?), "`] words run the scalar loop inline.")]
             #[inline]
             #[track_caller]
             pub fn $name($($arg: $ty),*) $(-> $ret)? {
@@ -617,7 +636,7 @@ macro_rules! kernel_ops {
 
                 $check;
                 $($first)?
-                if $words <= SMALL_WORDS {
+                if $words <= kernel_ops!(@small $($small)?) {
                     return scalar::$name($($arg),*);
                 }
                 let cached = CACHED.load(Ordering::Relaxed);
@@ -637,26 +656,31 @@ kernel_ops! {
     fn popcount(words: &[u64]) -> u64;
     check: {};
     words: words.len();
+    small: SMALL_COUNT_WORDS;
 
     /// `popcount(a & b)`, without materialising `a & b`.
     fn and_popcount(a: &[u64], b: &[u64]) -> u64;
     check: { check_same_len(a.len(), b.len()) };
     words: a.len();
+    small: SMALL_COUNT_WORDS;
 
     /// `popcount(a | b)`, without materialising `a | b`.
     fn or_popcount(a: &[u64], b: &[u64]) -> u64;
     check: { check_same_len(a.len(), b.len()) };
     words: a.len();
+    small: SMALL_COUNT_WORDS;
 
     /// `popcount(a ^ b)` (the Hamming distance), without materialising `a ^ b`.
     fn xor_popcount(a: &[u64], b: &[u64]) -> u64;
     check: { check_same_len(a.len(), b.len()) };
     words: a.len();
+    small: SMALL_COUNT_WORDS;
 
     /// `popcount(a & !b)`, without materialising `a & !b`.
     fn and_not_popcount(a: &[u64], b: &[u64]) -> u64;
     check: { check_same_len(a.len(), b.len()) };
     words: a.len();
+    small: SMALL_COUNT_WORDS;
 
     /// `dst &= src`, word by word.
     fn and_assign(dst: &mut [u64], src: &[u64]);

@@ -14,13 +14,15 @@
 /// wrappers are plain functions (for the portable kernel).
 ///
 /// `simd_kernel_table!(VectorType, "feature,list", { entry: function, … })`
-/// does the same but puts the kernel's own `function` in each listed
-/// `entry` (a function with the entry's signature, which must require no
-/// CPU features beyond the listed ones); the other entries stay generic.
+/// does the same but puts `function` in each listed `entry`: the kernel's
+/// own function, or another kernel's (`super::avx2::GENERIC_FNS.entry`,
+/// where that one is measured faster on the CPUs that run this kernel).
+/// Either way it has the entry's signature and must require no CPU
+/// features beyond the listed ones. The other entries stay generic.
 /// The generic wrappers then live in a submodule, `generic_table`, so the
 /// kernel's own functions may have the operations' names.
 macro_rules! simd_kernel_table {
-    ($vector:ty, $feature:literal, { $($entry:ident: $function:path),* $(,)? }) => {
+    ($vector:ty, $feature:literal, { $($entry:ident: $function:expr),* $(,)? }) => {
         /// The generic loops over this kernel's vector type, for the
         /// operations the kernel has no function of its own for.
         mod generic_table {

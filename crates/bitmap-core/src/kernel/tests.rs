@@ -158,8 +158,8 @@ fn reports_the_kernels_tested() {
 }
 
 /// `Kernel::best` picks the AVX-512 kernel where the CPU has it, else AVX2
-/// (see `docs/PERFORMANCE.md` on why AVX-512 is preferred for every
-/// operation).
+/// (its table takes the AVX2 functions where those are faster, so it is
+/// never the slower choice; see `docs/PERFORMANCE.md`).
 #[test]
 fn best_prefers_avx512_where_available() {
     if KernelKind::Avx512.is_available() {

@@ -11,8 +11,7 @@
 //! - `first_wins`: inputs are taken in pairs, `out[a + 1] = in[a + 1] &
 //!   !(claimed | in[a])` and `claimed |= in[a] | in[a + 1]` are one
 //!   `vpternlogq` each, which saves an instruction per pair and halves the
-//!   dependency chain through `claimed`. `union_many` ORs two sources per
-//!   instruction the same way.
+//!   dependency chain through `claimed`.
 //! - `split_by_tables`: each node of the multiplexer tree is one
 //!   `vpternlogq` bitwise select instead of two or three operations.
 //! - `class_counts`: each intersection is one AND of a smaller one (sets in
@@ -21,8 +20,13 @@
 //!   `k` mask, lanes past the end neither read nor written) instead of a
 //!   scalar loop of up to seven words.
 //!
-//! Any operation not listed in the table at the bottom runs the generic loop
-//! over the [`Vector`] impl below.
+//! The in-place operations (`and_assign` and the others, `not_assign`),
+//! `union_many`, the searches and the bit moves take the AVX2 kernel's
+//! functions: each
+//! was timed against AVX2 on Zen 4 and did not gain, or lost (see the
+//! table at the bottom and `docs/PERFORMANCE.md`). An operation added to
+//! the table later and not listed there runs the generic loop over the
+//! [`Vector`] impl below.
 //!
 //! # Miri
 //!
@@ -246,6 +250,8 @@ trait Operand: Copy {
     /// # Safety
     /// The words loaded are within the slices; the CPU supports AVX512F.
     unsafe fn vector<const TAIL: bool>(self, i: usize, mask: __mmask8) -> __m512i;
+    /// The address of word 0 of the (first) slice, which the loop aligns to.
+    fn first(self) -> *const u64;
 }
 
 /// The words of one slice.
@@ -257,6 +263,10 @@ impl Operand for One {
     unsafe fn vector<const TAIL: bool>(self, i: usize, mask: __mmask8) -> __m512i {
         // SAFETY: the caller keeps the lanes loaded within the slice.
         unsafe { load::<TAIL>(self.0.add(i), mask) }
+    }
+    #[inline(always)]
+    fn first(self) -> *const u64 {
+        self.0
     }
 }
 
@@ -279,23 +289,48 @@ impl<O: BinaryOp> Operand for Two<O> {
         // guarantees AVX512F.
         unsafe { O::vector(load::<TAIL>(self.0.add(i), mask), load::<TAIL>(self.1.add(i), mask)) }
     }
+    #[inline(always)]
+    fn first(self) -> *const u64 {
+        self.0
+    }
 }
 
-/// The set bits of the first `n` words of `src`: a `vpopcntq` per vector
-/// into four accumulators (four independent `vpaddq` chains), the tail as
-/// one masked vector.
+/// The words before the first 64-byte boundary at or after `ptr`: at most
+/// 7, since words are 8-byte aligned.
+#[inline(always)]
+fn words_to_line(ptr: *const u64) -> usize {
+    (ptr as usize).wrapping_neg() % 64 / 8
+}
+
+/// The set bits of the first `n` words of `src`: the words before the
+/// first slice's first cache-line boundary as one masked vector, then a
+/// `vpopcntq` per vector into four accumulators (four independent `vpaddq`
+/// chains), the tail as one masked vector.
+///
+/// The head makes the main loop's loads of the first slice (and of the
+/// second, where it has the same alignment, as bitmaps do: `Words` aligns
+/// them to a line) line-aligned. Zen 4 splits a 512-bit load into two
+/// 256-bit halves, and one that crosses a line costs about twice as much:
+/// at 16 bytes past a line, where `malloc` puts a `Vec`, every vector has
+/// a crossing half, and `and_popcount` of 8 KiB took 120 ns unaligned
+/// against 84 ns aligned.
 ///
 /// # Safety
 /// `src` is valid for `n` words; the CPU supports the kernel's features.
 #[inline(always)]
 unsafe fn count<S: Operand>(src: S, n: usize) -> u64 {
     let full = first_lanes(W);
-    let mut i = 0;
     // SAFETY: every vector read is within the first `n` words (checked by
-    // the loop conditions, the tail by its mask); the caller guarantees the
-    // features.
+    // the head's `min`, the loop conditions, the tail by its mask); the
+    // caller guarantees the features.
     unsafe {
         let mut acc = [__m512i::zero(); 4];
+        // Only when the main loop runs: a shorter input is one or two
+        // masked vectors either way.
+        let mut i = if n >= 4 * W { words_to_line(src.first()) } else { 0 };
+        if i > 0 {
+            acc[2] = src.vector::<true>(0, first_lanes(i)).popcount_lanes();
+        }
         while i + 4 * W <= n {
             for (k, acc) in acc.iter_mut().enumerate() {
                 *acc = acc.add_lanes(src.vector::<false>(i + k * W, full).popcount_lanes());
@@ -346,146 +381,8 @@ unsafe fn and_not_popcount(a: &[u64], b: &[u64]) -> u64 {
 }
 
 // ---------------------------------------------------------------------------
-// In-place operations
-// ---------------------------------------------------------------------------
-
-/// `dst[i] = O(dst[i], src[i])` over the common length, the tail masked.
-///
-/// # Safety
-/// The CPU supports the kernel's features.
-#[inline(always)]
-unsafe fn assign<O: BinaryOp>(dst: &mut [u64], src: &[u64]) {
-    let n = dst.len().min(src.len());
-    let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
-    let full = first_lanes(W);
-    let mut i = 0;
-    // SAFETY: every vector read or written is within the first `n` words of
-    // both slices (the loop conditions, the tail's mask); the caller
-    // guarantees the features.
-    unsafe {
-        while i + 4 * W <= n {
-            // (Loops, not `array::map`: closures are not compiled with this
-            // function's target features, so intrinsics in them would not
-            // inline.)
-            let (mut a, mut b) = ([__m512i::zero(); 4], [__m512i::zero(); 4]);
-            for k in 0..4 {
-                (a[k], b[k]) = (load::<false>(d.add(i + k * W), full), load::<false>(s.add(i + k * W), full));
-            }
-            for k in 0..4 {
-                store::<false>(d.add(i + k * W), full, O::vector(a[k], b[k]));
-            }
-            i += 4 * W;
-        }
-        while i + W <= n {
-            store::<false>(d.add(i), full, O::vector(load::<false>(d.add(i), full), load::<false>(s.add(i), full)));
-            i += W;
-        }
-        if i < n {
-            let mask = first_lanes(n - i);
-            store::<true>(d.add(i), mask, O::vector(load::<true>(d.add(i), mask), load::<true>(s.add(i), mask)));
-        }
-    }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn and_assign(dst: &mut [u64], src: &[u64]) {
-    // SAFETY: the caller guarantees the CPU features.
-    unsafe { assign::<And>(dst, src) }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn or_assign(dst: &mut [u64], src: &[u64]) {
-    // SAFETY: the caller guarantees the CPU features.
-    unsafe { assign::<Or>(dst, src) }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn xor_assign(dst: &mut [u64], src: &[u64]) {
-    // SAFETY: the caller guarantees the CPU features.
-    unsafe { assign::<Xor>(dst, src) }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn and_not_assign(dst: &mut [u64], src: &[u64]) {
-    // SAFETY: the caller guarantees the CPU features.
-    unsafe { assign::<AndNot>(dst, src) }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn not_assign(dst: &mut [u64]) {
-    let n = dst.len();
-    let d = dst.as_mut_ptr();
-    let full = first_lanes(W);
-    let mut i = 0;
-    // SAFETY: every vector read or written is within the slice (the loop
-    // conditions, the tail's mask); the caller guarantees the features.
-    unsafe {
-        while i + 4 * W <= n {
-            let mut a = [__m512i::zero(); 4];
-            for (k, a) in a.iter_mut().enumerate() {
-                *a = load::<false>(d.add(i + k * W), full);
-            }
-            for (k, a) in a.into_iter().enumerate() {
-                store::<false>(d.add(i + k * W), full, a.not());
-            }
-            i += 4 * W;
-        }
-        while i + W <= n {
-            store::<false>(d.add(i), full, load::<false>(d.add(i), full).not());
-            i += W;
-        }
-        if i < n {
-            let mask = first_lanes(n - i);
-            store::<true>(d.add(i), mask, load::<true>(d.add(i), mask).not());
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------
 // Many inputs
 // ---------------------------------------------------------------------------
-
-/// One vector of `union_many` at word `i`: the sources two at a time, one
-/// `vpternlogq` OR of three per pair.
-///
-/// # Safety
-/// Every source and `d` hold the lanes at `i` that `TAIL`/`mask` select; the
-/// CPU supports the kernel's features.
-#[inline(always)]
-unsafe fn union_step<const TAIL: bool>(d: *mut u64, srcs: &[&[u64]], i: usize, mask: __mmask8) {
-    // SAFETY: the caller guarantees the lanes and the features.
-    unsafe {
-        let mut acc = __m512i::zero();
-        let mut pairs = srcs.chunks_exact(2);
-        for pair in &mut pairs {
-            let (x, y) = (load::<TAIL>(pair[0].as_ptr().add(i), mask), load::<TAIL>(pair[1].as_ptr().add(i), mask));
-            acc = ternlog::<{ truth_table::OR3 }>(acc, x, y);
-        }
-        if let [last] = pairs.remainder() {
-            acc = acc.or(load::<TAIL>(last.as_ptr().add(i), mask));
-        }
-        store::<TAIL>(d.add(i), mask, acc);
-    }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn union_many(dst: &mut [u64], srcs: &[&[u64]]) {
-    let n = srcs.iter().map(|s| s.len()).fold(dst.len(), usize::min);
-    let d = dst.as_mut_ptr();
-    let mut i = 0;
-    // SAFETY: every slice holds at least `n` words, and each step covers
-    // words below `n` (the loop condition, the tail's mask); the caller
-    // guarantees the features.
-    unsafe {
-        while i + W <= n {
-            union_step::<false>(d, srcs, i, first_lanes(W));
-            i += W;
-        }
-        if i < n {
-            union_step::<true>(d, srcs, i, first_lanes(n - i));
-        }
-    }
-}
 
 /// One vector of the first-wins split at word `i`: the inputs two at a
 /// time, so that the second of a pair does not wait for the first to be
@@ -729,6 +626,15 @@ unsafe fn split_by_tables_of<const P: usize, const K: usize>(
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
 unsafe fn split_by_tables_uninit(inputs: &[&[u64]], tables: &[u8], outputs: &mut [&mut [MaybeUninit<u64>]]) {
+    // Inputs of exactly one AVX2 vector: there AVX2's loop does one full
+    // 256-bit step and no tail, and timed 6–7% faster than one masked
+    // 512-bit step (at 1–3 and 5 words AVX-512's masked step was 1.5–2.5×
+    // faster than AVX2's scalar tail).
+    if inputs.first().is_some_and(|input| input.len() == 4) {
+        // SAFETY: the AVX2 function needs AVX2 and popcnt, which this
+        // kernel's `is_available` checked; it takes the same lists.
+        return unsafe { (super::avx2::GENERIC_FNS.split_by_tables_uninit)(inputs, tables, outputs) };
+    }
     // SAFETY: each arm runs with `P` at most the length of every list; the
     // caller guarantees the CPU features.
     unsafe {
@@ -742,84 +648,42 @@ unsafe fn split_by_tables_uninit(inputs: &[&[u64]], tables: &[u8], outputs: &mut
     }
 }
 
-// ---------------------------------------------------------------------------
-// Searches
-// ---------------------------------------------------------------------------
-
-/// The index of the first of `words` that differs from `FILL` (zero for
-/// `position_nonzero`, all ones for `position_not_all_ones`): four vectors
-/// per test while they all equal `FILL`, then the lane from a compare mask,
-/// the tail as one masked load whose missing lanes are `FILL`.
-///
-/// # Safety
-/// The CPU supports the kernel's features.
-#[inline(always)]
-unsafe fn position_differing<const FILL: u64>(words: &[u64]) -> Option<usize> {
-    let n = words.len();
-    let p = words.as_ptr();
-    let mut i = 0;
-    // SAFETY: every vector read is within the slice (the loop conditions,
-    // the tail's mask; masked-off lanes are not read); the caller
-    // guarantees the features.
-    unsafe {
-        let fill = __m512i::splat(FILL);
-        while i + 4 * W <= n {
-            let (a, b) = (__m512i::load(p.add(i)), __m512i::load(p.add(i + W)));
-            let (c, d) = (__m512i::load(p.add(i + 2 * W)), __m512i::load(p.add(i + 3 * W)));
-            // AND for all ones, OR for zeros: all equal `FILL` iff this does.
-            let all = if FILL == 0 { a.or(b).or(c.or(d)) } else { a.and(b).and(c.and(d)) };
-            if _mm512_cmpneq_epi64_mask(all, fill) != 0 {
-                break;
-            }
-            i += 4 * W;
-        }
-        while i + W <= n {
-            let lanes = _mm512_cmpneq_epi64_mask(__m512i::load(p.add(i)), fill);
-            if lanes != 0 {
-                return Some(i + lanes.trailing_zeros() as usize);
-            }
-            i += W;
-        }
-        if i < n {
-            let tail = _mm512_mask_loadu_epi64(fill, first_lanes(n - i), p.add(i).cast());
-            let lanes = _mm512_cmpneq_epi64_mask(tail, fill);
-            if lanes != 0 {
-                return Some(i + lanes.trailing_zeros() as usize);
-            }
-        }
-        None
-    }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn position_nonzero(words: &[u64]) -> Option<usize> {
-    // SAFETY: the caller guarantees the CPU features.
-    unsafe { position_differing::<0>(words) }
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
-unsafe fn position_not_all_ones(words: &[u64]) -> Option<usize> {
-    // SAFETY: the caller guarantees the CPU features.
-    unsafe { position_differing::<{ u64::MAX }>(words) }
-}
-
+// The table. Where the AVX2 kernel's function is measured faster on Zen 4
+// (docs/PERFORMANCE.md, "AVX-512"), the entry takes it: the in-place
+// operations and `union_many` move one or two logic instructions per word
+// loaded and stored, so a 512-bit register saves only instructions, and
+// on Zen 4 (each 512-bit operation run as two 256-bit halves) the 512-bit
+// loops timed 3–11% slower from L1 to DRAM; the bit moves are the same
+// word-level Rust either way, and LLVM's 512-bit vectorisation of
+// `and_shifted` and `transpose64` timed slower. The searches' 512-bit loop
+// (a compare into a `k` mask per test) gained 6–44% at 8–32 KiB but lost
+// up to 26% at 16–32 words and 4% at 128 KiB, varying with the load on
+// the shared core, so they take AVX2's too. The AVX2 functions need AVX2
+// and popcnt, which `is_available` checks too.
 crate::kernel::simd_table::simd_kernel_table!(__m512i, "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt", {
     popcount: popcount,
     and_popcount: and_popcount,
     or_popcount: or_popcount,
     xor_popcount: xor_popcount,
     and_not_popcount: and_not_popcount,
-    and_assign: and_assign,
-    or_assign: or_assign,
-    xor_assign: xor_assign,
-    and_not_assign: and_not_assign,
-    not_assign: not_assign,
-    union_many: union_many,
+    and_assign: super::avx2::GENERIC_FNS.and_assign,
+    or_assign: super::avx2::GENERIC_FNS.or_assign,
+    xor_assign: super::avx2::GENERIC_FNS.xor_assign,
+    and_not_assign: super::avx2::GENERIC_FNS.and_not_assign,
+    not_assign: super::avx2::GENERIC_FNS.not_assign,
+    union_many: super::avx2::GENERIC_FNS.union_many,
     first_wins_uninit: first_wins_uninit,
     class_counts: class_counts,
     split_by_tables_uninit: split_by_tables_uninit,
-    position_nonzero: position_nonzero,
-    position_not_all_ones: position_not_all_ones,
+    position_nonzero: super::avx2::GENERIC_FNS.position_nonzero,
+    position_not_all_ones: super::avx2::GENERIC_FNS.position_not_all_ones,
+    gather_and: super::avx2::GENERIC_FNS.gather_and,
+    scatter_or: super::avx2::GENERIC_FNS.scatter_or,
+    deposit: super::avx2::GENERIC_FNS.deposit,
+    extract: super::avx2::GENERIC_FNS.extract,
+    fill_periodic: super::avx2::GENERIC_FNS.fill_periodic,
+    and_shifted: super::avx2::GENERIC_FNS.and_shifted,
+    transpose64: super::avx2::GENERIC_FNS.transpose64,
 });
 
 #[cfg(test)]
