@@ -7,6 +7,7 @@
 //! A function that takes a bitmap answers in that bitmap's class; `unfold`
 //! and `unfold_grouped`, which take none, in their module's.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 use bitmap_core::Bitmap;
@@ -347,12 +348,16 @@ pub(crate) fn lmcache_merge_bitmaps(
     let bitmaps = AnyBitmap::borrow_all(bitmaps)?;
     let len = bitmaps.iter().map(|b| b.len()).fold(num_keys, usize::min);
     memory::ensure_bits(len)?;
-    let truncated: Vec<Bitmap> = bitmaps
+    // Only the inputs longer than the result are copied (and cut).
+    let truncated: Vec<Cow<'_, Bitmap>> = bitmaps
         .iter()
         .map(|b| {
+            if b.len() == len {
+                return Cow::Borrowed(&**b);
+            }
             let mut b = Bitmap::clone(b);
             b.truncate(len);
-            b
+            Cow::Owned(b)
         })
         .collect();
     Flavor::Lmcache.wrap(py, prefetch_policy::merge_bitmaps(&truncated, len))

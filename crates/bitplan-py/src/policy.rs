@@ -128,6 +128,19 @@ fn fill_lookup(lookup: &mut LookupResults, entries: &[(usize, &Bitmap)]) {
     }
 }
 
+/// Borrowed views of the entries, for `fill_lookup`.
+fn entry_refs<'a>(entries: &'a [(usize, AnyBitmap<'_>)]) -> Vec<(usize, &'a Bitmap)> {
+    entries.iter().map(|(index, bitmap)| (*index, &**bitmap)).collect()
+}
+
+/// The entries as a `LookupResults` of their own, for the `LoadPlan`
+/// helpers that take one (rarer than planning, so not the per-thread one).
+fn owned_lookup(entries: &[(usize, AnyBitmap<'_>)]) -> LookupResults {
+    let mut lookup = LookupResults::new();
+    fill_lookup(&mut lookup, &entry_refs(entries));
+    lookup
+}
+
 /// `bitplan.PrefetchPolicy`: the base class of the flat policies.
 #[pyclass(subclass, name = "PrefetchPolicy", module = "bitplan")]
 pub(crate) struct PyPrefetchPolicy {
@@ -160,7 +173,7 @@ pub(crate) fn plan_with<'py>(
     let num_keys = args::key_count(keys)?;
     let entries = lookup_entries(lookup_results)?;
     let flavor = entries.first().map_or(Flavor::Bitplan, |(_, bitmap)| bitmap.flavor());
-    let refs: Vec<(usize, &Bitmap)> = entries.iter().map(|(index, bitmap)| (*index, &**bitmap)).collect();
+    let refs = entry_refs(&entries);
     let words = refs.iter().map(|(_, bits)| bits.num_words()).sum();
     // Read before LOOKUP is borrowed: `.index` may run Python code, which
     // may plan on this thread too.
@@ -364,11 +377,7 @@ impl PyLoadPlan {
 
     /// Per lookup entry, the keys it holds (and locked) that the plan does not load.
     fn unlock_masks(&self, py: Python<'_>, lookup_results: &Bound<'_, PyAny>) -> PyResult<Py<PyDict>> {
-        let entries = lookup_entries(lookup_results)?;
-        let mut lookup = LookupResults::new();
-        for (index, bits) in &entries {
-            lookup.insert(*index, Bitmap::clone(bits));
-        }
+        let lookup = owned_lookup(&lookup_entries(lookup_results)?);
         let masks = self.plan.unlock_masks(&lookup).or_py_err()?;
         let dict = PyDict::new(py);
         for (index, bits) in masks {
@@ -392,12 +401,9 @@ impl PyLoadPlan {
     /// an adapter whose lookup holds it.
     fn validate(&self, lookup_results: &Bound<'_, PyAny>) -> PyResult<()> {
         let entries = lookup_entries(lookup_results)?;
-        let mut lookup = LookupResults::new();
-        let mut adapters = Vec::new();
-        for (index, bits) in &entries {
-            lookup.insert(*index, Bitmap::clone(bits));
-            adapters.push(AdapterDescriptor::new(*index, String::new()));
-        }
+        let lookup = owned_lookup(&entries);
+        let adapters: Vec<AdapterDescriptor> =
+            entries.iter().map(|(index, _)| AdapterDescriptor::new(*index, String::new())).collect();
         self.plan.validate_with(&lookup, &adapters, PlanContract::Sound).or_py_err()
     }
 
