@@ -15,7 +15,8 @@ use core::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, 
 
 use crate::bitmap::{Bitmap, count};
 use crate::error::{BitmapError, length_mismatch};
-use crate::kernel;
+use crate::kernel::{self, Combine};
+use crate::storage::Words;
 
 impl Bitmap {
     #[inline]
@@ -121,12 +122,67 @@ in_place! {
     fn difference_with / try_difference_with => kernel::and_not_assign;
 }
 
+impl Bitmap {
+    /// `self OP other` into a new bitmap, in one pass. The lengths match.
+    #[inline]
+    fn combined(&self, other: &Bitmap, op: Combine) -> Bitmap {
+        let mut words = Words::new();
+        kernel::combine_overwrite(op, &self.words, &other.words, &mut words);
+        // The operations keep clear tails clear (see the module docs).
+        Bitmap { len: self.len, words }
+    }
+}
+
+/// Declares the checked forms of `&a OP &b`, for callers that must not
+/// panic on a length mismatch (bindings taking lengths from their users).
+macro_rules! new_result {
+    ($(
+        $(#[$doc:meta])*
+        fn $try_name:ident => $op:expr;
+    )*) => {
+        impl Bitmap {
+            $(
+                $(#[$doc])*
+                ///
+                /// # Errors
+                ///
+                /// [`BitmapError::LengthMismatch`] if the lengths differ.
+                #[inline]
+                pub fn $try_name(&self, other: &Bitmap) -> Result<Bitmap, BitmapError> {
+                    self.check_same_len(other)?;
+                    Ok(self.combined(other, $op))
+                }
+            )*
+        }
+    };
+}
+
+new_result! {
+    /// `self & other` as a new bitmap, as `&self & other` but checked.
+    ///
+    /// ```
+    /// use bitmap_core::Bitmap;
+    /// let a: Bitmap = "1100".parse()?;
+    /// assert_eq!(a.try_intersection(&"1010".parse()?)?.to_string(), "1000");
+    /// assert!(a.try_intersection(&Bitmap::new(3)).is_err());
+    /// # Ok::<(), bitmap_core::BitmapError>(())
+    /// ```
+    fn try_intersection => Combine::And;
+    /// `self | other` as a new bitmap, as `&self | other` but checked.
+    fn try_union => Combine::Or;
+    /// `self ^ other` as a new bitmap, as `&self ^ other` but checked.
+    fn try_symmetric_difference => Combine::Xor;
+    /// `self & !other` as a new bitmap, as `&self - other` but checked.
+    fn try_difference => Combine::AndNot;
+}
+
 /// Implements one binary operator for the four owned/borrowed combinations
 /// and its assign form for owned and borrowed right-hand sides.
 ///
+/// `&a OP &b` writes `a OP b` into a new buffer in one pass (`$combine`);
 /// `$into_rhs` computes `lhs OP rhs` into `rhs`'s buffer, for `&a OP b`.
 macro_rules! operator {
-    ($Op:ident::$op:ident, $OpAssign:ident::$op_assign:ident, $in_place:ident, $into_rhs:expr) => {
+    ($Op:ident::$op:ident, $OpAssign:ident::$op_assign:ident, $in_place:ident, $combine:expr, $into_rhs:expr) => {
         impl $Op<&Bitmap> for &Bitmap {
             type Output = Bitmap;
 
@@ -137,9 +193,7 @@ macro_rules! operator {
             #[track_caller]
             fn $op(self, rhs: &Bitmap) -> Bitmap {
                 self.assert_same_len(rhs);
-                let mut result = self.clone();
-                result.$in_place(rhs);
-                result
+                self.combined(rhs, $combine)
             }
         }
 
@@ -217,21 +271,20 @@ macro_rules! operator {
     };
 }
 
-operator!(BitAnd::bitand, BitAndAssign::bitand_assign, intersect_with, |lhs, rhs| kernel::and_assign(
+operator!(BitAnd::bitand, BitAndAssign::bitand_assign, intersect_with, Combine::And, |lhs, rhs| kernel::and_assign(
     &mut rhs.words,
     &lhs.words
 ));
-operator!(BitOr::bitor, BitOrAssign::bitor_assign, union_with, |lhs, rhs| kernel::or_assign(
+operator!(BitOr::bitor, BitOrAssign::bitor_assign, union_with, Combine::Or, |lhs, rhs| kernel::or_assign(
     &mut rhs.words,
     &lhs.words
 ));
-operator!(BitXor::bitxor, BitXorAssign::bitxor_assign, symmetric_difference_with, |lhs, rhs| kernel::xor_assign(
-    &mut rhs.words,
-    &lhs.words
-));
+operator!(BitXor::bitxor, BitXorAssign::bitxor_assign, symmetric_difference_with, Combine::Xor, |lhs, rhs| {
+    kernel::xor_assign(&mut rhs.words, &lhs.words)
+});
 // `lhs & !rhs` into `rhs`: invert `rhs` (which sets its tail bits), then AND
 // with `lhs`, whose clear tail clears them again. Two passes, no allocation.
-operator!(Sub::sub, SubAssign::sub_assign, difference_with, |lhs, rhs| {
+operator!(Sub::sub, SubAssign::sub_assign, difference_with, Combine::AndNot, |lhs, rhs| {
     kernel::not_assign(&mut rhs.words);
     kernel::and_assign(&mut rhs.words, &lhs.words);
 });

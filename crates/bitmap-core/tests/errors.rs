@@ -51,6 +51,11 @@ fn each_fallible_operation_returns_its_error() {
     assert_eq!(bits.try_union_with(&other), mismatch);
     assert_eq!(bits.try_symmetric_difference_with(&other), mismatch);
     assert_eq!(bits.try_difference_with(&other), mismatch);
+    let new_mismatch = Err(BitmapError::LengthMismatch { left: 10, right: 12 });
+    assert_eq!(bits.try_intersection(&other), new_mismatch);
+    assert_eq!(bits.try_union(&other), new_mismatch);
+    assert_eq!(bits.try_symmetric_difference(&other), new_mismatch);
+    assert_eq!(bits.try_difference(&other), new_mismatch);
     let count_mismatch = Err(BitmapError::LengthMismatch { left: 10, right: 12 });
     assert_eq!(bits.try_and_popcount(&other), count_mismatch);
     assert_eq!(bits.try_or_popcount(&other), count_mismatch);

@@ -98,6 +98,7 @@ proptest! {
         let mut c = a.clone(); c &= &b; prop_assert_eq!(&c, &and);
         let mut c = a.clone(); c &= b.clone(); prop_assert_eq!(&c, &and);
         let mut c = a.clone(); c.intersect_with(&b); prop_assert_eq!(&c, &and);
+        prop_assert_eq!(a.try_intersection(&b), Ok(and.clone()));
 
         let or = &a | &b;
         prop_assert_eq!(a.clone() | &b, or.clone());
@@ -106,6 +107,7 @@ proptest! {
         let mut c = a.clone(); c |= &b; prop_assert_eq!(&c, &or);
         let mut c = a.clone(); c |= b.clone(); prop_assert_eq!(&c, &or);
         let mut c = a.clone(); c.union_with(&b); prop_assert_eq!(&c, &or);
+        prop_assert_eq!(a.try_union(&b), Ok(or.clone()));
 
         let xor = &a ^ &b;
         prop_assert_eq!(a.clone() ^ &b, xor.clone());
@@ -114,6 +116,7 @@ proptest! {
         let mut c = a.clone(); c ^= &b; prop_assert_eq!(&c, &xor);
         let mut c = a.clone(); c ^= b.clone(); prop_assert_eq!(&c, &xor);
         let mut c = a.clone(); c.symmetric_difference_with(&b); prop_assert_eq!(&c, &xor);
+        prop_assert_eq!(a.try_symmetric_difference(&b), Ok(xor.clone()));
 
         let difference = &a - &b;
         prop_assert_eq!(a.clone() - &b, difference.clone());
@@ -122,6 +125,7 @@ proptest! {
         let mut c = a.clone(); c -= &b; prop_assert_eq!(&c, &difference);
         let mut c = a.clone(); c -= b.clone(); prop_assert_eq!(&c, &difference);
         let mut c = a.clone(); c.difference_with(&b); prop_assert_eq!(&c, &difference);
+        prop_assert_eq!(a.try_difference(&b), Ok(difference.clone()));
 
         let mut c = a.clone(); c.invert(); prop_assert_eq!(&c, &!&a);
         prop_assert_eq!(!a.clone(), !&a);

@@ -34,11 +34,13 @@ impl From<Bitmap> for PyBitmap {
 
 /// bitmap-core's checked in-place binary operations.
 type TryOp = fn(&mut Bitmap, &Bitmap) -> Result<(), BitmapError>;
+/// bitmap-core's checked binary operations into a new bitmap.
+type TryNew = fn(&Bitmap, &Bitmap) -> Result<Bitmap, BitmapError>;
 /// bitmap-core's checked fused counts.
 type TryCount = fn(&Bitmap, &Bitmap) -> Result<usize, BitmapError>;
 
 impl PyBitmap {
-    /// `self OP other` as a new bitmap: `op` on a copy of `self`.
+    /// `self OP other` as a new bitmap, written in one pass.
     /// `NotImplemented` for an `other` that is not a bitmap, so that
     /// Python tries the reflected operation.
     ///
@@ -46,17 +48,14 @@ impl PyBitmap {
     /// borrow of an operator's `&self` with `NotImplemented`, which Python
     /// would turn into a misleading `TypeError` instead of the
     /// `RuntimeError` of a bitmap that another thread is changing.
-    fn binary(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, op: TryOp) -> PyResult<Py<PyAny>> {
+    fn binary(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, op: TryNew) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let Some(other) = AnyBitmap::operand(other)? else {
             return Ok(py.NotImplemented());
         };
         let this = slf.try_borrow()?;
         let (bits, other): (&Bitmap, &Bitmap) = (&this.bits, &other);
-        let out = detach_if_large(py, bits.num_words(), || {
-            let mut out = bits.clone();
-            op(&mut out, other).map(|()| out)
-        });
+        let out = detach_if_large(py, bits.num_words(), || op(bits, other));
         Ok(Py::new(py, PyBitmap::from(out.or_py_err()?))?.into_any())
     }
 
@@ -99,20 +98,20 @@ impl PyBitmap {
     const __hash__: Option<Py<PyAny>> = None;
 
     fn __and__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        PyBitmap::binary(slf, other, Bitmap::try_intersect_with)
+        PyBitmap::binary(slf, other, Bitmap::try_intersection)
     }
 
     fn __or__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        PyBitmap::binary(slf, other, Bitmap::try_union_with)
+        PyBitmap::binary(slf, other, Bitmap::try_union)
     }
 
     fn __xor__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        PyBitmap::binary(slf, other, Bitmap::try_symmetric_difference_with)
+        PyBitmap::binary(slf, other, Bitmap::try_symmetric_difference)
     }
 
     /// And-not: the bits of `self` that are not in `other`.
     fn __sub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        PyBitmap::binary(slf, other, Bitmap::try_difference_with)
+        PyBitmap::binary(slf, other, Bitmap::try_difference)
     }
 
     fn __iand__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {

@@ -31,14 +31,21 @@ impl From<Bitmap> for LmBitmap {
 /// `a OP b` over the first `min(len(a), len(b))` bits of each, as
 /// LMCache's byte loop computes it, but with every bit past that size
 /// clear (LMCache's loop can leave stray bits there).
+/// `op` is the in-place operation, `new` the same into a new bitmap, which
+/// takes one pass where a copy and `op` take two (the common case: equal
+/// sizes).
 fn truncating(
     py: Python<'_>,
     a: &Bitmap,
     b: &Bitmap,
     op: fn(&mut Bitmap, &Bitmap) -> Result<(), bitmap_core::BitmapError>,
+    new: fn(&Bitmap, &Bitmap) -> Result<Bitmap, bitmap_core::BitmapError>,
 ) -> PyResult<Bitmap> {
     let len = a.len().min(b.len());
     detach_if_large(py, len.div_ceil(64), || {
+        if a.len() == b.len() {
+            return new(a, b);
+        }
         let mut out = a.clone();
         out.truncate(len);
         if b.len() == len {
@@ -127,7 +134,8 @@ impl LmBitmap {
         let Some(other) = AnyBitmap::operand(other)? else {
             return Ok(py.NotImplemented());
         };
-        let bits = truncating(py, &slf.try_borrow()?.bits, &other, Bitmap::try_intersect_with)?;
+        let bits =
+            truncating(py, &slf.try_borrow()?.bits, &other, Bitmap::try_intersect_with, Bitmap::try_intersection)?;
         Ok(Py::new(py, LmBitmap { bits })?.into_any())
     }
 
@@ -137,7 +145,7 @@ impl LmBitmap {
         let Some(other) = AnyBitmap::operand(other)? else {
             return Ok(py.NotImplemented());
         };
-        let bits = truncating(py, &slf.try_borrow()?.bits, &other, Bitmap::try_union_with)?;
+        let bits = truncating(py, &slf.try_borrow()?.bits, &other, Bitmap::try_union_with, Bitmap::try_union)?;
         Ok(Py::new(py, LmBitmap { bits })?.into_any())
     }
 

@@ -574,6 +574,47 @@ pub(crate) fn first_wins_overwrite<const N: usize>(inputs: &[&[u64]], mut output
     }
 }
 
+/// The word-wise binary operations that [`combine_overwrite`] can write
+/// into a fresh buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Combine {
+    /// `a & b`: [`and_uninit`].
+    And,
+    /// `a | b`: [`or_uninit`].
+    Or,
+    /// `a ^ b`: [`xor_uninit`].
+    Xor,
+    /// `a & !b`: [`and_not_uninit`].
+    AndNot,
+}
+
+/// Replaces the words of `out` with `a OP b`, each written once into spare
+/// capacity: a new bitmap's result costs one pass over the operands, where
+/// a copy of `a` and an in-place operation would cost two (measured in
+/// `docs/PERFORMANCE.md`, "Operators into a new bitmap").
+///
+/// Panics, leaving `out` empty, unless `a` and `b` have one length.
+pub(crate) fn combine_overwrite(op: Combine, a: &[u64], b: &[u64], out: &mut Words) {
+    let n = a.len();
+    {
+        let spare = out.spare_for_overwrite(n);
+        // Each checks that `b` and `spare` are `n` words; panics otherwise,
+        // before the length is set below.
+        match op {
+            Combine::And => and_uninit(a, b, spare),
+            Combine::Or => or_uninit(a, b, spare),
+            Combine::Xor => xor_uninit(a, b, spare),
+            Combine::AndNot => and_not_uninit(a, b, spare),
+        }
+    }
+    let written = out.buf.len() + n;
+    // SAFETY: the operation returned, so it wrote every word of the spare,
+    // which was exactly the `n` words of spare capacity right after the
+    // buffer's `len()` (from `spare_for_overwrite`, with nothing changing the
+    // buffer since).
+    unsafe { out.buf.set_len(written) };
+}
+
 /// Declares each operation once and generates from it: the field of
 /// [`KernelFns`], the safe method on [`Kernel`], and the dispatched free
 /// function with its cached function pointer.
@@ -707,6 +748,47 @@ kernel_ops! {
     fn not_assign(dst: &mut [u64]);
     check: {};
     words: dst.len();
+
+    /// `out = a & b`, word by word.
+    ///
+    /// Each word of `out` is written once and never read, so `out` may be
+    /// uninitialised memory (a `Vec`'s spare capacity): one pass where a
+    /// copy of `a` and [`and_assign`] would take two. Panics unless the
+    /// three slices have one length.
+    ///
+    /// ```
+    /// use core::mem::MaybeUninit;
+    /// use bitmap_core::kernel;
+    ///
+    /// let mut out = [MaybeUninit::<u64>::uninit(); 2];
+    /// kernel::and_uninit(&[0b0110, 7], &[0b1100, 5], &mut out);
+    /// // Every word was written: reading them back is fine.
+    /// assert_eq!(out.map(|w| unsafe { w.assume_init() }), [0b0100, 5]);
+    /// ```
+    fn and_uninit(a: &[u64], b: &[u64], out: &mut [MaybeUninit<u64>]);
+    check: { check_same_len(a.len(), b.len()); check_same_len(a.len(), out.len()) };
+    words: a.len();
+
+    /// `out = a | b`, word by word.
+    ///
+    /// As [`and_uninit`]: `out` may be uninitialised.
+    fn or_uninit(a: &[u64], b: &[u64], out: &mut [MaybeUninit<u64>]);
+    check: { check_same_len(a.len(), b.len()); check_same_len(a.len(), out.len()) };
+    words: a.len();
+
+    /// `out = a ^ b`, word by word.
+    ///
+    /// As [`and_uninit`]: `out` may be uninitialised.
+    fn xor_uninit(a: &[u64], b: &[u64], out: &mut [MaybeUninit<u64>]);
+    check: { check_same_len(a.len(), b.len()); check_same_len(a.len(), out.len()) };
+    words: a.len();
+
+    /// `out = a & !b`, word by word.
+    ///
+    /// As [`and_uninit`]: `out` may be uninitialised.
+    fn and_not_uninit(a: &[u64], b: &[u64], out: &mut [MaybeUninit<u64>]);
+    check: { check_same_len(a.len(), b.len()); check_same_len(a.len(), out.len()) };
+    words: a.len();
 
     /// `dst = srcs[0] | srcs[1] | …` in one pass over the words; no sources
     /// clears `dst`.

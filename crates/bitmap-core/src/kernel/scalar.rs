@@ -25,6 +25,10 @@ pub(crate) static FNS: KernelFns = KernelFns {
     xor_assign,
     and_not_assign,
     not_assign,
+    and_uninit,
+    or_uninit,
+    xor_uninit,
+    and_not_uninit,
     union_many,
     first_wins_uninit,
     class_counts,
@@ -98,6 +102,33 @@ pub(crate) fn and_not_assign(dst: &mut [u64], src: &[u64]) {
 #[inline]
 pub(crate) fn not_assign(dst: &mut [u64]) {
     dst.iter_mut().for_each(|d| *d = !*d);
+}
+
+#[inline]
+fn combine(a: &[u64], b: &[u64], out: &mut [MaybeUninit<u64>], op: impl Fn(u64, u64) -> u64) {
+    out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (&x, &y))| {
+        o.write(op(x, y));
+    });
+}
+
+#[inline]
+pub(crate) fn and_uninit(a: &[u64], b: &[u64], out: &mut [MaybeUninit<u64>]) {
+    combine(a, b, out, |x, y| x & y);
+}
+
+#[inline]
+pub(crate) fn or_uninit(a: &[u64], b: &[u64], out: &mut [MaybeUninit<u64>]) {
+    combine(a, b, out, |x, y| x | y);
+}
+
+#[inline]
+pub(crate) fn xor_uninit(a: &[u64], b: &[u64], out: &mut [MaybeUninit<u64>]) {
+    combine(a, b, out, |x, y| x ^ y);
+}
+
+#[inline]
+pub(crate) fn and_not_uninit(a: &[u64], b: &[u64], out: &mut [MaybeUninit<u64>]) {
+    combine(a, b, out, |x, y| x & !y);
 }
 
 #[inline]

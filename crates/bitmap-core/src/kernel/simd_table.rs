@@ -66,6 +66,10 @@ macro_rules! simd_kernel_table {
             xor_assign,
             and_not_assign,
             not_assign,
+            and_uninit,
+            or_uninit,
+            xor_uninit,
+            and_not_uninit,
             union_many,
             first_wins_uninit,
             class_counts,
@@ -141,6 +145,30 @@ macro_rules! simd_kernel_table {
         unsafe fn not_assign(dst: &mut [u64]) {
             // SAFETY: the caller guarantees the CPU features.
             unsafe { generic::not::<$vector>(dst) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn and_uninit(a: &[u64], b: &[u64], out: &mut [MaybeUninit<u64>]) {
+            // SAFETY: the caller guarantees the CPU features.
+            unsafe { generic::combine::<$vector, And>(a, b, out) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn or_uninit(a: &[u64], b: &[u64], out: &mut [MaybeUninit<u64>]) {
+            // SAFETY: the caller guarantees the CPU features.
+            unsafe { generic::combine::<$vector, Or>(a, b, out) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn xor_uninit(a: &[u64], b: &[u64], out: &mut [MaybeUninit<u64>]) {
+            // SAFETY: the caller guarantees the CPU features.
+            unsafe { generic::combine::<$vector, Xor>(a, b, out) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn and_not_uninit(a: &[u64], b: &[u64], out: &mut [MaybeUninit<u64>]) {
+            // SAFETY: the caller guarantees the CPU features.
+            unsafe { generic::combine::<$vector, AndNot>(a, b, out) }
         }
 
         $(#[target_feature(enable = $feature)])?

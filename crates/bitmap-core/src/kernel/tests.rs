@@ -227,6 +227,25 @@ fn fused_counts_and_assignments_match_reference() {
                     }
                     assert_eq!(&dst[offset..], &expected[..], "{kernel} {name}_assign n={n} offset={offset}");
                     assert!(dst[..offset].iter().all(|&w| w == 0xDEAD_BEEF), "{kernel} wrote before the slice");
+
+                    // Into uninitialised memory, one word of spare capacity
+                    // past the slice to catch a write beyond it: Miri
+                    // reports any word of `out` the kernel did not write.
+                    let mut out: Vec<u64> = Vec::with_capacity(n + 1);
+                    let spare = &mut out.spare_capacity_mut()[..n + 1];
+                    spare[n].write(0xDEAD_BEEF);
+                    let into = &mut spare[..n];
+                    match *name {
+                        "and" => kernel.and_uninit(a_view, b_view, into),
+                        "or" => kernel.or_uninit(a_view, b_view, into),
+                        "xor" => kernel.xor_uninit(a_view, b_view, into),
+                        _ => kernel.and_not_uninit(a_view, b_view, into),
+                    }
+                    // SAFETY: the kernel wrote the first `n` words (what this
+                    // test checks) and the line above the last one.
+                    unsafe { out.set_len(n + 1) };
+                    assert_eq!(&out[..n], &expected[..], "{kernel} {name}_uninit n={n} offset={offset}");
+                    assert_eq!(out[n], 0xDEAD_BEEF, "{kernel} {name}_uninit wrote past the slice");
                 }
                 let mut dst = abuf.clone();
                 kernel.not_assign(&mut dst[offset..]);
@@ -528,6 +547,10 @@ fn dispatched_functions_agree_with_the_scalar_kernel() {
         xor_assign(&mut x, &b);
         scalar.xor_assign(&mut y, &b);
         assert_eq!(x, y);
+        let (mut x, mut y) = (vec![0; n], vec![1; n]);
+        and_not_uninit(&a, &b, as_uninit_slice(&mut x));
+        scalar.and_not_uninit(&a, &b, as_uninit_slice(&mut y));
+        assert_eq!(x, y);
         let (mut o1, mut o2, mut p1, mut p2) = (vec![0; n], vec![0; n], vec![0; n], vec![0; n]);
         first_wins(&[&a, &b], &mut [&mut o1, &mut o2]);
         scalar.first_wins(&[&a, &b], &mut [&mut p1, &mut p2]);
@@ -547,6 +570,27 @@ fn dispatched_functions_agree_with_the_scalar_kernel() {
 #[should_panic(expected = "word slices differ in length: 3 and 4")]
 fn mismatched_lengths_panic() {
     Kernel::portable().or_assign(&mut [0; 3], &[0; 4]);
+}
+
+/// An initialised slice as an uninitialised one, for the `_uninit` kernels
+/// (which only write, so the words stay initialised).
+fn as_uninit_slice(words: &mut [u64]) -> &mut [MaybeUninit<u64>] {
+    let len = words.len();
+    // SAFETY: `MaybeUninit<u64>` has `u64`'s layout; the callers pass the
+    // result to kernels that write initialised words only.
+    unsafe { core::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<MaybeUninit<u64>>(), len) }
+}
+
+#[test]
+#[should_panic(expected = "word slices differ in length: 3 and 2")]
+fn uninit_ops_need_an_output_of_the_inputs_length() {
+    Kernel::portable().and_uninit(&[0; 3], &[0; 3], as_uninit_slice(&mut [0; 2]));
+}
+
+#[test]
+#[should_panic(expected = "word slices differ in length: 3 and 4")]
+fn uninit_ops_need_inputs_of_one_length() {
+    or_uninit(&[0; 3], &[0; 4], as_uninit_slice(&mut [0; 3]));
 }
 
 #[test]
