@@ -126,7 +126,9 @@ impl Bitmap {
     /// `self OP other` into a new bitmap, in one pass. The lengths match.
     #[inline]
     fn combined(&self, other: &Bitmap, op: Combine) -> Bitmap {
-        let mut words = Words::new();
+        // Allocated at its size up front, not through `reserve`'s growth
+        // policy, which is for buffers that grow.
+        let mut words = Words::with_capacity(self.words.len());
         kernel::combine_overwrite(op, &self.words, &other.words, &mut words);
         // The operations keep clear tails clear (see the module docs).
         Bitmap { len: self.len, words }

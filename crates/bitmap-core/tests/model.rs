@@ -682,6 +682,9 @@ fn iteration() {
 
         assert_eq!(bitmap.ones().collect::<Vec<_>>(), indices, "{ctx}");
         assert_eq!(bitmap.to_indices(), indices, "{ctx}");
+        let mut appended = vec![usize::MAX];
+        bitmap.append_indices(&mut appended);
+        assert_eq!((appended[0], &appended[1..]), (usize::MAX, &indices[..]), "{ctx}");
         assert_eq!((&bitmap).into_iter().collect::<Vec<_>>(), indices, "{ctx}");
         let mut reversed = indices.clone();
         reversed.reverse();

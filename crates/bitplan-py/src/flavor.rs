@@ -70,11 +70,15 @@ impl<'py> AnyBitmap<'py> {
     /// answers `NotImplemented`), the borrow's error if it is one that
     /// another thread is changing.
     pub(crate) fn operand(obj: &Bound<'py, PyAny>) -> PyResult<Option<AnyBitmap<'py>>> {
-        if obj.is_instance_of::<PyBitmap>() || obj.is_instance_of::<LmBitmap>() {
-            AnyBitmap::borrow(obj).map(Some)
-        } else {
-            Ok(None)
+        // One type check per class, not a check and then a cast: this is on
+        // every operator's path.
+        if let Ok(bitmap) = obj.cast::<PyBitmap>() {
+            return Ok(Some(AnyBitmap::Bitplan(bitmap.try_borrow()?)));
         }
+        if let Ok(bitmap) = obj.cast::<LmBitmap>() {
+            return Ok(Some(AnyBitmap::Lmcache(bitmap.try_borrow()?)));
+        }
+        Ok(None)
     }
 
     /// Borrows every item of an iterable of bitmaps.

@@ -615,6 +615,33 @@ pub(crate) fn combine_overwrite(op: Combine, a: &[u64], b: &[u64], out: &mut Wor
     unsafe { out.buf.set_len(written) };
 }
 
+/// Appends to `out` the indices of the set bits of `words`, ascending (bit
+/// `j` of word `i` is index `64·i + j`), each written once into spare
+/// capacity reserved for exactly that many: no capacity check per index,
+/// which `Vec::extend` over [`Ones`](crate::Ones) pays (it cannot know the
+/// count), and which made up most of listing 131,072 indices.
+pub(crate) fn append_ones(words: &[u64], out: &mut Vec<usize>) {
+    let total = crate::bitmap::count(popcount(words));
+    out.reserve(total);
+    let start = out.len();
+    let spare = &mut out.spare_capacity_mut()[..total];
+    let mut written = 0;
+    for (i, &word) in words.iter().enumerate() {
+        let (mut rest, base) = (word, i * 64);
+        while rest != 0 {
+            // Bounds-checked: `written` stays below `total`, the popcount,
+            // so the check never fails and the branch predicts.
+            spare[written].write(base + rest.trailing_zeros() as usize);
+            written += 1;
+            rest &= rest - 1;
+        }
+    }
+    // SAFETY: the loop wrote `spare[..written]`, the `written` words of
+    // spare capacity right after `out`'s `start` initialised ones (the
+    // indexing would have panicked before writing past `spare`).
+    unsafe { out.set_len(start + written) };
+}
+
 /// Declares each operation once and generates from it: the field of
 /// [`KernelFns`], the safe method on [`Kernel`], and the dispatched free
 /// function with its cached function pointer.
