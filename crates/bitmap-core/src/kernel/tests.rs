@@ -679,3 +679,20 @@ fn child_reports_the_active_kernel() {
         assert!(result.is_err(), "a dispatched call must panic on a bad {KERNEL_ENV_VAR}");
     }
 }
+
+/// `append_ones` writes exactly the set indices after what `out` held, and
+/// (under Miri) reads no word of spare capacity it did not write.
+#[test]
+fn append_ones_matches_reference() {
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    for n in lengths() {
+        for &density in DENSITIES {
+            let words = rng.words(n, density);
+            let expected: Vec<usize> = (0..n * 64).filter(|&i| words[i / 64] >> (i % 64) & 1 == 1).collect();
+            let mut out = vec![usize::MAX; 3];
+            append_ones(&words, &mut out);
+            assert_eq!(&out[..3], [usize::MAX; 3], "n={n} density={density}");
+            assert_eq!(&out[3..], &expected[..], "n={n} density={density}");
+        }
+    }
+}
