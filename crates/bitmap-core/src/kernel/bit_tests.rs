@@ -191,7 +191,7 @@ fn deposit_and_extract_match_reference() {
 fn fill_periodic_matches_reference() {
     let mut rng = XorShift(0x0F0F_1234_5555_AAAA);
     let periods: Vec<usize> =
-        if cfg!(miri) { vec![1, 5, 64, 100] } else { vec![1, 2, 3, 5, 8, 13, 32, 63, 64, 65, 100, 128, 200] };
+        if cfg!(miri) { vec![1, 5, 64, 100] } else { vec![1, 2, 3, 5, 8, 13, 20, 32, 63, 64, 65, 72, 100, 128, 200] };
     for n in lengths() {
         for &period in &periods {
             for case in 0..4 {
