@@ -497,13 +497,17 @@ struct CountedOnes<'b> {
 }
 
 impl Iterator for CountedOnes<'_> {
-    type Item = usize;
+    /// `i64`, not `usize`: CPython 3.11 makes an `int` from a `long long`
+    /// through its one-digit fast path, but from an `unsigned long long`
+    /// through its general one (an index fits: a bitmap has at most
+    /// `isize::MAX` bytes).
+    type Item = i64;
 
     #[inline]
-    fn next(&mut self) -> Option<usize> {
+    fn next(&mut self) -> Option<i64> {
         let index = self.ones.next()?;
         self.left -= 1;
-        Some(index)
+        Some(index as i64)
     }
 
     #[inline]
