@@ -219,7 +219,8 @@ pub fn deposit_rows_into<B: Borrow<Bitmap>>(
     let mut taken = 0;
     for (mask, out) in masks.iter().zip(out_rows.iter_mut()) {
         let mask = mask.borrow();
-        out.reset(mask.len());
+        // `deposit` writes every word.
+        out.reset_for_overwrite(mask.len());
         taken += kernel::deposit(src.as_words(), taken, mask.as_words(), &mut out.words);
     }
     Ok(taken)
@@ -257,7 +258,9 @@ pub fn extract_rows_into<B: Borrow<Bitmap>>(rows: &[B], masks: &[B], out: &mut B
         }
     }
     let total: usize = masks.iter().map(|m| m.borrow().popcount()).sum();
-    out.reset(total);
+    // The extracts write every word from bit 0 up, in order, and the tail
+    // is cleared after.
+    out.reset_for_overwrite(total);
     let mut written = 0;
     for (row, mask) in rows.iter().zip(masks) {
         written += kernel::extract(row.borrow().as_words(), mask.borrow().as_words(), &mut out.words, written);

@@ -584,16 +584,43 @@ fn scatter_or_aligned<B: BitMoves, const S: usize>(moves: B, src: &[u64], offset
 /// PDEP over slices: `dst` (as long as `mask`) gets, at the `i`-th set
 /// position of `mask`, bit `src_start + i` of `src` (0 past its end), and 0
 /// elsewhere. Returns `popcount(mask)`.
+///
+/// One expand per word, without a branch on the mask: the source bits are
+/// a funnel shift of the two words under the running bit position (a
+/// whole-word mask is the expand's identity, an empty one gives 0). While
+/// both words are within `src` they are read by plain indexing; the rest
+/// read past the end as 0.
 #[inline(always)]
 pub(crate) fn deposit<B: BitMoves>(moves: B, src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
+    let n = mask.len().min(dst.len());
+    let (mask, dst) = (&mask[..n], &mut dst[..n]);
     let mut taken = src_start;
-    for (d, &m) in dst.iter_mut().zip(mask) {
-        // Whole-word masks (the runs of a plan's cells) need no expand.
-        *d = match m {
-            0 => 0,
-            u64::MAX => bits_from(src, taken),
-            _ => moves.expand(bits_from(src, taken), m),
-        };
+    let mut i = 0;
+    // Each word takes at most 64 bits, so the words of a run of `k` mask
+    // words read source words below `taken / 64 + k + 1`: runs of up to
+    // `RUN` words whose reads all lie within `src` go without per-word
+    // bounds tests.
+    const RUN: usize = 16;
+    while i < n {
+        let k = (n - i).min(RUN);
+        let first = taken / 64;
+        if first + k + 1 > src.len() {
+            break;
+        }
+        let window = &src[first..first + k + 1];
+        let mut bit = taken % 64;
+        for (d, &m) in dst[i..i + k].iter_mut().zip(&mask[i..i + k]) {
+            let w = bit / 64;
+            // `x >> (64 - bit)` without the undefined shift by 64.
+            let x = (window[w] >> (bit % 64)) | ((window[w + 1] << 1) << (63 - bit % 64));
+            *d = moves.expand(x, m);
+            bit += m.count_ones() as usize;
+        }
+        taken = first * 64 + bit;
+        i += k;
+    }
+    for (d, &m) in dst[i..].iter_mut().zip(&mask[i..]) {
+        *d = moves.expand(bits_from(src, taken), m);
         taken += m.count_ones() as usize;
     }
     taken - src_start
@@ -603,19 +630,52 @@ pub(crate) fn deposit<B: BitMoves>(moves: B, src: &[u64], src_start: usize, mask
 /// order, written to `dst` from bit `dst_start` (the bits below it kept,
 /// the rest of the last word written cleared, dropped past `dst`'s end).
 /// Returns `popcount(mask)` over the common length.
+///
+/// One compress per word and no branch on the mask or on where the bits
+/// land: the output word under construction is stored after every input
+/// word (the same word again until it fills), and the bits that spill
+/// into the next one replace it by a select, so the mix of word counts a
+/// random mask gives costs no mispredicted branches.
 #[inline(always)]
 pub(crate) fn extract<B: BitMoves>(moves: B, src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize {
-    let mut out = BitWriter::new(dst, dst_start);
-    let mut count = 0;
-    for (&s, &m) in src.iter().zip(mask) {
-        if m == u64::MAX {
-            out.push(s, 64);
-            count += 64;
-        } else if m != 0 {
-            let n = m.count_ones();
-            out.push(moves.compress(s, m), n);
-            count += n as usize;
-        }
+    let n = src.len().min(mask.len());
+    let (src, mask) = (&src[..n], &mask[..n]);
+    let mut t = dst_start;
+    // Bits written past `dst` are dropped: the words that end within it
+    // go through the branch-free loop, the rest through the `BitWriter`.
+    let fits = dst.len() * 64;
+    let mut acc = dst.get(t / 64).map_or(0, |&w| w & low_bits((t % 64) as u32));
+    let mut i = 0;
+    while i < n && t + 64 <= fits {
+        let (s, m) = (src[i], mask[i]);
+        let x = moves.compress(s, m);
+        let c = m.count_ones() as usize;
+        let bit = t % 64;
+        acc |= x << bit;
+        // `x >> (64 - bit)`: the bits that land in the next word.
+        let spill = (x >> 1) >> (63 - bit);
+        dst[t / 64] = acc;
+        let crossed = bit + c >= 64;
+        acc = if crossed { spill } else { acc };
+        t += c;
+        i += 1;
+    }
+    // The partly filled word (its bits past the run clear), where the
+    // `BitWriter` below takes it up.
+    if !t.is_multiple_of(64)
+        && let Some(w) = dst.get_mut(t / 64)
+    {
+        *w = acc;
+    }
+    if i == n {
+        return t - dst_start;
+    }
+    let mut out = BitWriter::new(dst, t);
+    let mut count = t - dst_start;
+    for (&s, &m) in src[i..].iter().zip(&mask[i..]) {
+        let c = m.count_ones();
+        out.push(moves.compress(s, m), c);
+        count += c as usize;
     }
     out.finish();
     count
@@ -819,7 +879,7 @@ pub(crate) fn gather_and_best(src: &[u64], stride: usize, offset: usize, width: 
         };
     #[cfg(target_arch = "x86_64")]
     if super::x86_64::bmi2::is_fast() {
-        // SAFETY: `is_fast` checked that the CPU has BMI2.
+        // SAFETY: `is_fast` checked that the CPU has BMI2 and popcnt.
         return unsafe { super::x86_64::bmi2::gather_and(src, stride, offset, width, dst) };
     }
     gather_and(Soft, src, stride, offset, width, dst)
@@ -830,7 +890,7 @@ pub(crate) fn gather_and_best(src: &[u64], stride: usize, offset: usize, width: 
 pub(crate) fn scatter_or_best(src: &[u64], stride: usize, offset: usize, dst: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     if super::x86_64::bmi2::is_fast() {
-        // SAFETY: `is_fast` checked that the CPU has BMI2.
+        // SAFETY: `is_fast` checked that the CPU has BMI2 and popcnt.
         return unsafe { super::x86_64::bmi2::scatter_or(src, stride, offset, dst) };
     }
     scatter_or(Soft, src, stride, offset, dst)
@@ -841,7 +901,7 @@ pub(crate) fn scatter_or_best(src: &[u64], stride: usize, offset: usize, dst: &m
 pub(crate) fn deposit_best(src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
     #[cfg(target_arch = "x86_64")]
     if super::x86_64::bmi2::is_fast() {
-        // SAFETY: `is_fast` checked that the CPU has BMI2.
+        // SAFETY: `is_fast` checked that the CPU has BMI2 and popcnt.
         return unsafe { super::x86_64::bmi2::deposit(src, src_start, mask, dst) };
     }
     deposit(Soft, src, src_start, mask, dst)
@@ -852,7 +912,7 @@ pub(crate) fn deposit_best(src: &[u64], src_start: usize, mask: &[u64], dst: &mu
 pub(crate) fn extract_best(src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
     if super::x86_64::bmi2::is_fast() {
-        // SAFETY: `is_fast` checked that the CPU has BMI2.
+        // SAFETY: `is_fast` checked that the CPU has BMI2 and popcnt.
         return unsafe { super::x86_64::bmi2::extract(src, mask, dst, dst_start) };
     }
     extract(Soft, src, mask, dst, dst_start)
