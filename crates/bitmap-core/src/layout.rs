@@ -36,8 +36,10 @@ use crate::bitmap::Bitmap;
 use crate::error::BitmapError;
 use crate::kernel;
 
-/// Rows per block of the transposing split and join: one 64×64 bit matrix.
-const TRANSPOSE_ROWS: usize = 64;
+/// The most rows [`split_rows_into`] and [`join_rows_into`] hand to the
+/// kernels' `split_rows` and `join_rows` at once (their slices gathered in
+/// a stack array); more rows go one strided gather or scatter at a time.
+const MAX_KERNEL_ROWS: usize = 64;
 
 /// Splits `flat` into its `num_rows` interleaved rows: row `k` gets bit
 /// `j` = `flat` bit `j·num_rows + k`, for `j < row_len`. Each row is made
@@ -62,24 +64,17 @@ pub fn split_rows_into(flat: &Bitmap, num_rows: usize, row_len: usize, rows: &mu
     if rows.len() != num_rows {
         return Err(BitmapError::RowCountMismatch { expected: num_rows, actual: rows.len() });
     }
+    // The split writes every word of every row.
     for row in rows.iter_mut() {
-        row.reset(row_len);
+        row.reset_for_overwrite(row_len);
     }
     let src = flat.as_words();
-    if num_rows == TRANSPOSE_ROWS {
-        // Word b of every row is one 64×64 transpose of flat words
-        // 64b..64b + 64 (64 chunks of 64 rows).
-        let mut block = [0u64; 64];
-        for b in 0..row_len.div_ceil(64) {
-            let start = (b * 64).min(src.len());
-            let words = &src[start..(start + 64).min(src.len())];
-            block[..words.len()].copy_from_slice(words);
-            block[words.len()..].fill(0);
-            kernel::transpose64(&mut block);
-            for (row, &word) in rows.iter_mut().zip(&block) {
-                row.words[b] = word;
-            }
+    if num_rows <= MAX_KERNEL_ROWS {
+        let mut words: [&mut [u64]; MAX_KERNEL_ROWS] = core::array::from_fn(|_| <&mut [u64]>::default());
+        for (slot, row) in words.iter_mut().zip(rows.iter_mut()) {
+            *slot = &mut row.words;
         }
+        kernel::split_rows(src, &mut words[..num_rows]);
     } else {
         for (k, row) in rows.iter_mut().enumerate() {
             kernel::gather_and(src, num_rows, k, 1, &mut row.words);
@@ -140,19 +135,16 @@ pub fn join_rows_into<B: Borrow<Bitmap>>(rows: &[B], flat: &mut Bitmap) -> Resul
     let row_len = common_len(rows)?;
     let n = rows.len();
     let len = n.checked_mul(row_len).ok_or(BitmapError::LengthMismatch { left: n, right: row_len })?;
-    flat.reset(len);
-    if n == TRANSPOSE_ROWS {
-        let mut block = [0u64; 64];
-        for b in 0..row_len.div_ceil(64) {
-            for (slot, row) in block.iter_mut().zip(rows) {
-                *slot = row.borrow().as_words()[b];
-            }
-            kernel::transpose64(&mut block);
-            let start = b * 64;
-            let end = (start + 64).min(flat.words.len());
-            flat.words[start..end].copy_from_slice(&block[..end - start]);
+    // The join writes every word.
+    flat.reset_for_overwrite(len);
+    if n <= MAX_KERNEL_ROWS {
+        let mut words: [&[u64]; MAX_KERNEL_ROWS] = [&[]; MAX_KERNEL_ROWS];
+        for (slot, row) in words.iter_mut().zip(rows) {
+            *slot = row.borrow().as_words();
         }
+        kernel::join_rows(&words[..n], &mut flat.words);
     } else {
+        flat.words.fill(0);
         for (k, row) in rows.iter().enumerate() {
             kernel::scatter_or(row.borrow().as_words(), n, k, &mut flat.words);
         }

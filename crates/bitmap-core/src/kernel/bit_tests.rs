@@ -257,6 +257,60 @@ fn transpose64_matches_reference() {
 }
 
 #[test]
+fn split_rows_and_join_rows_match_reference() {
+    let mut rng = XorShift(0x5EED_0F0F_1234_8765);
+    let (counts, row_words): (Vec<usize>, Vec<usize>) = if cfg!(miri) {
+        (vec![1, 3, 8, 64, 65], vec![0, 1, 9])
+    } else {
+        ((1..=70).collect(), vec![0, 1, 2, 3, 7, 8, 9, 17])
+    };
+    for &n in &counts {
+        for &len in &row_words {
+            let exact = n * len;
+            for (variant, src_len) in [exact, exact.saturating_sub(3), exact + 2].into_iter().enumerate() {
+                let src = random(&mut rng, src_len, variant + n);
+                // Row `k` bit `j` = flat bit `j·n + k`, 0 past the source.
+                let mut expected = vec![vec![0u64; len]; n];
+                for (k, row) in expected.iter_mut().enumerate() {
+                    for j in 0..len * 64 {
+                        put(row, j, get(&src, j * n + k));
+                    }
+                }
+                // The join into `dst_len` words: flat bit `p` = row `p % n`
+                // bit `p / n`, 0 past the rows.
+                let dst_len = [exact, exact.saturating_sub(1), exact + 2][variant];
+                let mut joined = vec![0u64; dst_len];
+                for p in 0..dst_len * 64 {
+                    put(&mut joined, p, get(&expected[p % n], p / n));
+                }
+                for kernel in tested_kernels() {
+                    let mut bufs = vec![vec![!0u64; len]; n];
+                    let mut rows: Vec<&mut [u64]> = bufs.iter_mut().map(|r| &mut r[..]).collect();
+                    kernel.split_rows(&src, &mut rows);
+                    assert_eq!(bufs, expected, "{kernel} split n={n} len={len} src={src_len}");
+                    let rows: Vec<&[u64]> = expected.iter().map(|r| &r[..]).collect();
+                    let mut dst = vec![!0u64; dst_len];
+                    kernel.join_rows(&rows, &mut dst);
+                    assert_eq!(dst, joined, "{kernel} join n={n} len={len} dst={dst_len}");
+                }
+            }
+        }
+    }
+    // No rows: a join is all zeros.
+    for kernel in tested_kernels() {
+        let mut dst = [!0u64; 3];
+        kernel.join_rows(&[], &mut dst);
+        assert_eq!(dst, [0; 3], "{kernel}");
+    }
+}
+
+#[test]
+fn split_rows_and_join_rows_reject_ragged_rows() {
+    assert!(std::panic::catch_unwind(|| split_rows(&[1], &mut [&mut [0u64; 2], &mut [0u64; 1]])).is_err());
+    assert!(std::panic::catch_unwind(|| join_rows(&[&[1u64, 2], &[3u64]], &mut [0u64; 2])).is_err());
+}
+
+#[test]
 fn bit_moves_reject_zero_strides_and_short_patterns() {
     let mut dst = [0u64; 2];
     assert!(std::panic::catch_unwind(|| gather_and(&[1], 0, 0, 1, &mut [0u64; 2])).is_err());

@@ -862,6 +862,83 @@ pub(crate) fn transpose64(words: &mut [u64]) {
     }
 }
 
+/// The row split (see `kernel::split_rows`): 64 rows by 64×64 transposes
+/// of each block of 64 flat words, other counts by a [`gather_and`] of
+/// each row, with `gather` (the kernel's choice of it).
+#[inline(always)]
+fn split_rows_with(src: &[u64], rows: &mut [&mut [u64]], gather: impl Fn(&[u64], usize, usize, usize, &mut [u64])) {
+    let n = rows.len();
+    if n == 64 {
+        let len = rows.first().map_or(0, |r| r.len());
+        let mut block = [0u64; 64];
+        for b in 0..len {
+            let start = (b * 64).min(src.len());
+            let words = &src[start..(start + 64).min(src.len())];
+            block[..words.len()].copy_from_slice(words);
+            block[words.len()..].fill(0);
+            transpose64(&mut block);
+            for (row, &word) in rows.iter_mut().zip(&block) {
+                row[b] = word;
+            }
+        }
+        return;
+    }
+    for (k, row) in rows.iter_mut().enumerate() {
+        gather(src, n, k, 1, row);
+    }
+}
+
+/// The row join (see `kernel::join_rows`): 64 rows by 64×64 transposes,
+/// other counts by a [`scatter_or`] of each row, with `scatter`.
+#[inline(always)]
+fn join_rows_with(rows: &[&[u64]], dst: &mut [u64], scatter: impl Fn(&[u64], usize, usize, &mut [u64])) {
+    let n = rows.len();
+    if n == 64 {
+        let len = rows.first().map_or(0, |r| r.len()).min(dst.len().div_ceil(64));
+        let mut block = [0u64; 64];
+        for b in 0..len {
+            for (slot, row) in block.iter_mut().zip(rows) {
+                *slot = row[b];
+            }
+            transpose64(&mut block);
+            let start = b * 64;
+            let end = (start + 64).min(dst.len());
+            dst[start..end].copy_from_slice(&block[..end - start]);
+        }
+        let done = (len * 64).min(dst.len());
+        dst[done..].fill(0);
+        return;
+    }
+    dst.fill(0);
+    for (k, row) in rows.iter().enumerate() {
+        scatter(row, n, k, dst);
+    }
+}
+
+/// The row split with `moves` (the scalar kernel's).
+#[inline(always)]
+pub(crate) fn split_rows<B: BitMoves>(moves: B, src: &[u64], rows: &mut [&mut [u64]]) {
+    split_rows_with(src, rows, |src, stride, offset, width, dst| gather_and(moves, src, stride, offset, width, dst));
+}
+
+/// The row join with `moves` (the scalar kernel's).
+#[inline(always)]
+pub(crate) fn join_rows<B: BitMoves>(moves: B, rows: &[&[u64]], dst: &mut [u64]) {
+    join_rows_with(rows, dst, |src, stride, offset, dst| scatter_or(moves, src, stride, offset, dst));
+}
+
+/// The row split with the fastest [`BitMoves`] of this CPU.
+#[inline(always)]
+pub(crate) fn split_rows_best(src: &[u64], rows: &mut [&mut [u64]]) {
+    split_rows_with(src, rows, gather_and_best);
+}
+
+/// The row join with the fastest [`BitMoves`] of this CPU.
+#[inline(always)]
+pub(crate) fn join_rows_best(rows: &[&[u64]], dst: &mut [u64]) {
+    join_rows_with(rows, dst, scatter_or_best);
+}
+
 /// [`gather_and`] with the fastest [`BitMoves`] of this CPU, and the
 /// 8-bit rank reduction (8 ranks, or 8 groups of a chunk) in AVX2
 /// registers where the CPU has them.

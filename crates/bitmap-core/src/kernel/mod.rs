@@ -375,6 +375,16 @@ fn check_positive(op: &str, stride: usize, width: usize) {
 
 #[track_caller]
 #[inline]
+fn check_rows(op: &str, mut lens: impl Iterator<Item = usize>) {
+    if let Some(first) = lens.next()
+        && let Some(other) = lens.find(|&len| len != first)
+    {
+        panic!("bitmap-core: {op} needs rows of one length (got {first} and {other} words)");
+    }
+}
+
+#[track_caller]
+#[inline]
 fn check_pattern(pattern: &[u64], period: usize) {
     if period == 0 || pattern.len().saturating_mul(64) < period {
         panic!(
@@ -949,4 +959,41 @@ kernel_ops! {
     fn transpose64(words: &mut [u64]);
     check: {};
     words: words.len();
+
+    /// The row split of a flat, interleaved layout of `n = rows.len()`
+    /// rows of one length: `rows[k]` bit `j` = `src` bit `j·n + k` (0 past
+    /// `src`'s end), for every bit of every row. 64 rows (8 groups × 8
+    /// ranks) are 64×64 bit transposes, 8 rows one bit of every byte;
+    /// other counts a strided gather per row.
+    ///
+    /// Panics unless the rows have one length.
+    ///
+    /// ```
+    /// use bitmap_core::kernel;
+    ///
+    /// let (mut even, mut odd) = ([0u64], [0u64]);
+    /// kernel::split_rows(&[0b1110_0100], &mut [&mut even, &mut odd]);
+    /// assert_eq!((even, odd), ([0b1010], [0b1100]));
+    /// ```
+    fn split_rows(src: &[u64], rows: &mut [&mut [u64]]);
+    check: { check_rows("split_rows", rows.iter().map(|r| r.len())) };
+    words: rows.len() * rows.first().map_or(0, |r| r.len());
+
+    /// The row join, the inverse of [`split_rows`]: `dst` bit `p` =
+    /// `rows[p % n]` bit `p / n` for `n = rows.len()` rows of one length
+    /// (0 past their end, and everywhere for no rows), for every bit of
+    /// `dst`.
+    ///
+    /// Panics unless the rows have one length.
+    ///
+    /// ```
+    /// use bitmap_core::kernel;
+    ///
+    /// let mut flat = [0u64];
+    /// kernel::join_rows(&[&[0b1010], &[0b1100]], &mut flat);
+    /// assert_eq!(flat, [0b1110_0100]);
+    /// ```
+    fn join_rows(rows: &[&[u64]], dst: &mut [u64]);
+    check: { check_rows("join_rows", rows.iter().map(|r| r.len())) };
+    words: dst.len();
 }
