@@ -15,7 +15,7 @@
 //! criterion groups' `copy` entries.
 //!
 //! ```text
-//! $ cargo run --release -p bitplan-benches --example bitmove_ratio [ROUNDS]
+//! $ cargo run --release -p bitplan-benches --example bitmove_ratio [ROUNDS [NAME-FILTER]]
 //! ```
 
 #![forbid(unsafe_code)]
@@ -51,6 +51,9 @@ type Move<'a> = (String, Box<dyn FnMut() + 'a>);
 
 fn main() {
     let rounds: usize = std::env::args().nth(1).and_then(|arg| arg.parse().ok()).unwrap_or(300);
+    // An optional second argument keeps only the moves whose name has it
+    // (for a profiler).
+    let only = std::env::args().nth(2).unwrap_or_default();
     let dense: Vec<u64> = {
         let (a, b) = (random_words(WORDS, 3), random_words(WORDS, 3 ^ 0x55));
         a.iter().zip(&b).map(|(x, y)| x | y | (x.rotate_left(7) & y)).collect()
@@ -107,6 +110,7 @@ fn main() {
         ));
     }
 
+    moves.retain(|(name, _)| name.contains(&only));
     let mut copies = vec![];
     let mut times: Vec<Vec<f64>> = vec![vec![]; moves.len()];
     let mut ratios: Vec<Vec<f64>> = vec![vec![]; moves.len()];

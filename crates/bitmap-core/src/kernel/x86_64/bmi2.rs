@@ -109,6 +109,25 @@ pub(crate) unsafe fn extract(src: &[u64], mask: &[u64], dst: &mut [u64], dst_sta
     bits::extract(Bmi2(()), src, mask, dst, dst_start)
 }
 
+/// [`deposit`] compiled for AVX2 too: the shifted copies of whole mask
+/// words and the run scans vectorise 256 bits wide.
+///
+/// # Safety
+/// The CPU has BMI2, popcnt and AVX2.
+#[target_feature(enable = "bmi2,popcnt,avx2")]
+pub(crate) unsafe fn deposit_avx2(src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
+    bits::deposit(Bmi2(()), src, src_start, mask, dst)
+}
+
+/// [`extract`] compiled for AVX2 too, as [`deposit_avx2`].
+///
+/// # Safety
+/// The CPU has BMI2, popcnt and AVX2.
+#[target_feature(enable = "bmi2,popcnt,avx2")]
+pub(crate) unsafe fn extract_avx2(src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize {
+    bits::extract(Bmi2(()), src, mask, dst, dst_start)
+}
+
 #[cfg(test)]
 pub(crate) fn moves() -> Option<impl BitMoves> {
     std::is_x86_feature_detected!("bmi2").then_some(Bmi2(()))
