@@ -6,10 +6,15 @@
 //! chunk-major (bit `j·n + k` is chunk `j` of row `k`, the order its
 //! storage adapters answer in), and as `n` rows of one bit per chunk (one
 //! per object group and rank, the form its plans are made in). These are
-//! the moves between them, word by word: a 64-row layout (8 groups × 8
-//! ranks) is transposed 64×64 bits at a time, other row counts are gathered
-//! and scattered with `pext`/`pdep` (BMI2, where the CPU runs it fast) or
-//! their bit-trick equivalents. Bits past an input's end read as 0.
+//! the moves between them, word by word or in vector registers: a 64-row
+//! layout (8 groups × 8 ranks) is transposed 64×64 bits at a time, and on
+//! CPUs with AVX-512 VBMI and GFNI (detected at run time) 64 and 8 rows go
+//! through byte permutes and GFNI's 8×8 bit transposes
+//! ([`kernel::split_rows`], [`kernel::join_rows`]); other row counts are
+//! gathered and scattered with `pext`/`pdep` (BMI2, where the CPU runs it
+//! fast) or their bit-trick equivalents. Deposit and extract take runs of
+//! empty and whole mask words as fills and shifted copies, other words one
+//! `pdep`/`pext` each. Bits past an input's end read as 0.
 //!
 //! ```
 //! use bitmap_core::Bitmap;
@@ -204,9 +209,14 @@ pub fn deposit_rows_into<B: Borrow<Bitmap>>(
     if out_rows.len() != masks.len() {
         return Err(BitmapError::RowCountMismatch { expected: masks.len(), actual: out_rows.len() });
     }
-    let needed: usize = masks.iter().map(|m| m.borrow().popcount()).sum();
-    if src.len() < needed {
-        return Err(BitmapError::SourceTooShort { needed, len: src.len() });
+    // A source as long as the masks together always suffices; only a
+    // shorter one needs their popcount (a pass over every mask word).
+    let positions = masks.iter().try_fold(0usize, |sum, m| sum.checked_add(m.borrow().len()));
+    if positions.is_none_or(|positions| src.len() < positions) {
+        let needed: usize = masks.iter().map(|m| m.borrow().popcount()).sum();
+        if src.len() < needed {
+            return Err(BitmapError::SourceTooShort { needed, len: src.len() });
+        }
     }
     let mut taken = 0;
     for (mask, out) in masks.iter().zip(out_rows.iter_mut()) {

@@ -272,11 +272,11 @@ fn transpose64_matches_reference() {
 #[test]
 fn split_rows_and_join_rows_match_reference() {
     let mut rng = XorShift(0x5EED_0F0F_1234_8765);
-    let (counts, row_words): (Vec<usize>, Vec<usize>) = if cfg!(miri) {
-        (vec![1, 3, 8, 64, 65], vec![0, 1, 9])
-    } else {
-        ((1..=70).collect(), vec![0, 1, 2, 3, 7, 8, 9, 17])
-    };
+    // Under Miri (where the GFNI paths never run: see `x86_64/gfni.rs`),
+    // one row count of each path and rows of 2 words: 1, 3, 8 and 64 rows
+    // of 0, 1 and 2 words took 86 s there.
+    let (counts, row_words): (Vec<usize>, Vec<usize>) =
+        if cfg!(miri) { (vec![3, 8, 64], vec![2]) } else { ((1..=70).collect(), vec![0, 1, 2, 3, 7, 8, 9, 17]) };
     for &n in &counts {
         for &len in &row_words {
             let exact = n * len;

@@ -7,7 +7,7 @@
 //! | [`scalar`](KernelKind::Scalar) | everywhere | plain Rust loops, the reference |
 //! | [`portable`](KernelKind::Portable) | everywhere | `wide::u64x4`, whose backend is chosen at compile time |
 //! | [`avx2`](KernelKind::Avx2) | x86-64 with AVX2 | `core::arch`, Muła/Harley–Seal popcount |
-//! | [`avx512`](KernelKind::Avx512) | x86-64 with AVX512F, BW, VL and VPOPCNTDQ | `core::arch`, `vpopcntq` counts, `vpternlogq` three-input logic, `k`-masked tails; the `avx2` functions for the memory-bound operations |
+//! | [`avx512`](KernelKind::Avx512) | x86-64 with AVX512F, BW, VL and VPOPCNTDQ | `core::arch`, `vpopcntq` counts, `vpternlogq` three-input logic, `k`-masked tails; with VBMI and GFNI (checked separately), the row split and join of 64 and 8 rows in registers; the `avx2` functions for the memory-bound operations |
 //! | [`neon`](KernelKind::Neon) | aarch64 | `core::arch`, `cnt` popcount |
 //!
 //! Where AVX-512 gains and where it does not (measured on Zen 4, see
