@@ -238,6 +238,19 @@ impl Bitmap {
         self.len = len;
     }
 
+    /// Makes the bitmap `len` bits long for a caller that then overwrites
+    /// every word (and clears the tail): the words already there are kept
+    /// as they are when the word count stays the same, sparing
+    /// [`reset`](Bitmap::reset)'s zeroing pass, and zeroed otherwise.
+    #[inline]
+    pub(crate) fn reset_for_overwrite(&mut self, len: usize) {
+        if self.words.len() == words_for(len) {
+            self.len = len;
+        } else {
+            self.reset(len);
+        }
+    }
+
     /// Shortens the bitmap to its first `len` bits, like `Vec::truncate`:
     /// no effect if `len >= self.len()`. The words keep their buffer.
     ///

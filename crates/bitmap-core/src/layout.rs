@@ -6,10 +6,15 @@
 //! chunk-major (bit `j·n + k` is chunk `j` of row `k`, the order its
 //! storage adapters answer in), and as `n` rows of one bit per chunk (one
 //! per object group and rank, the form its plans are made in). These are
-//! the moves between them, word by word: a 64-row layout (8 groups × 8
-//! ranks) is transposed 64×64 bits at a time, other row counts are gathered
-//! and scattered with `pext`/`pdep` (BMI2, where the CPU runs it fast) or
-//! their bit-trick equivalents. Bits past an input's end read as 0.
+//! the moves between them, word by word or in vector registers: a 64-row
+//! layout (8 groups × 8 ranks) is transposed 64×64 bits at a time, and on
+//! CPUs with AVX-512 VBMI and GFNI (detected at run time) 64 and 8 rows go
+//! through byte permutes and GFNI's 8×8 bit transposes
+//! ([`kernel::split_rows`], [`kernel::join_rows`]); other row counts are
+//! gathered and scattered with `pext`/`pdep` (BMI2, where the CPU runs it
+//! fast) or their bit-trick equivalents. Deposit and extract take runs of
+//! empty and whole mask words as fills and shifted copies, other words one
+//! `pdep`/`pext` each. Bits past an input's end read as 0.
 //!
 //! ```
 //! use bitmap_core::Bitmap;
@@ -36,8 +41,10 @@ use crate::bitmap::Bitmap;
 use crate::error::BitmapError;
 use crate::kernel;
 
-/// Rows per block of the transposing split and join: one 64×64 bit matrix.
-const TRANSPOSE_ROWS: usize = 64;
+/// The most rows [`split_rows_into`] and [`join_rows_into`] hand to the
+/// kernels' `split_rows` and `join_rows` at once (their slices gathered in
+/// a stack array); more rows go one strided gather or scatter at a time.
+const MAX_KERNEL_ROWS: usize = 64;
 
 /// Splits `flat` into its `num_rows` interleaved rows: row `k` gets bit
 /// `j` = `flat` bit `j·num_rows + k`, for `j < row_len`. Each row is made
@@ -62,24 +69,17 @@ pub fn split_rows_into(flat: &Bitmap, num_rows: usize, row_len: usize, rows: &mu
     if rows.len() != num_rows {
         return Err(BitmapError::RowCountMismatch { expected: num_rows, actual: rows.len() });
     }
+    // The split writes every word of every row.
     for row in rows.iter_mut() {
-        row.reset(row_len);
+        row.reset_for_overwrite(row_len);
     }
     let src = flat.as_words();
-    if num_rows == TRANSPOSE_ROWS {
-        // Word b of every row is one 64×64 transpose of flat words
-        // 64b..64b + 64 (64 chunks of 64 rows).
-        let mut block = [0u64; 64];
-        for b in 0..row_len.div_ceil(64) {
-            let start = (b * 64).min(src.len());
-            let words = &src[start..(start + 64).min(src.len())];
-            block[..words.len()].copy_from_slice(words);
-            block[words.len()..].fill(0);
-            kernel::transpose64(&mut block);
-            for (row, &word) in rows.iter_mut().zip(&block) {
-                row.words[b] = word;
-            }
+    if num_rows <= MAX_KERNEL_ROWS {
+        let mut words: [&mut [u64]; MAX_KERNEL_ROWS] = core::array::from_fn(|_| <&mut [u64]>::default());
+        for (slot, row) in words.iter_mut().zip(rows.iter_mut()) {
+            *slot = &mut row.words;
         }
+        kernel::split_rows(src, &mut words[..num_rows]);
     } else {
         for (k, row) in rows.iter_mut().enumerate() {
             kernel::gather_and(src, num_rows, k, 1, &mut row.words);
@@ -140,19 +140,16 @@ pub fn join_rows_into<B: Borrow<Bitmap>>(rows: &[B], flat: &mut Bitmap) -> Resul
     let row_len = common_len(rows)?;
     let n = rows.len();
     let len = n.checked_mul(row_len).ok_or(BitmapError::LengthMismatch { left: n, right: row_len })?;
-    flat.reset(len);
-    if n == TRANSPOSE_ROWS {
-        let mut block = [0u64; 64];
-        for b in 0..row_len.div_ceil(64) {
-            for (slot, row) in block.iter_mut().zip(rows) {
-                *slot = row.borrow().as_words()[b];
-            }
-            kernel::transpose64(&mut block);
-            let start = b * 64;
-            let end = (start + 64).min(flat.words.len());
-            flat.words[start..end].copy_from_slice(&block[..end - start]);
+    // The join writes every word.
+    flat.reset_for_overwrite(len);
+    if n <= MAX_KERNEL_ROWS {
+        let mut words: [&[u64]; MAX_KERNEL_ROWS] = [&[]; MAX_KERNEL_ROWS];
+        for (slot, row) in words.iter_mut().zip(rows) {
+            *slot = row.borrow().as_words();
         }
+        kernel::join_rows(&words[..n], &mut flat.words);
     } else {
+        flat.words.fill(0);
         for (k, row) in rows.iter().enumerate() {
             kernel::scatter_or(row.borrow().as_words(), n, k, &mut flat.words);
         }
@@ -212,14 +209,20 @@ pub fn deposit_rows_into<B: Borrow<Bitmap>>(
     if out_rows.len() != masks.len() {
         return Err(BitmapError::RowCountMismatch { expected: masks.len(), actual: out_rows.len() });
     }
-    let needed: usize = masks.iter().map(|m| m.borrow().popcount()).sum();
-    if src.len() < needed {
-        return Err(BitmapError::SourceTooShort { needed, len: src.len() });
+    // A source as long as the masks together always suffices; only a
+    // shorter one needs their popcount (a pass over every mask word).
+    let positions = masks.iter().try_fold(0usize, |sum, m| sum.checked_add(m.borrow().len()));
+    if positions.is_none_or(|positions| src.len() < positions) {
+        let needed: usize = masks.iter().map(|m| m.borrow().popcount()).sum();
+        if src.len() < needed {
+            return Err(BitmapError::SourceTooShort { needed, len: src.len() });
+        }
     }
     let mut taken = 0;
     for (mask, out) in masks.iter().zip(out_rows.iter_mut()) {
         let mask = mask.borrow();
-        out.reset(mask.len());
+        // `deposit` writes every word.
+        out.reset_for_overwrite(mask.len());
         taken += kernel::deposit(src.as_words(), taken, mask.as_words(), &mut out.words);
     }
     Ok(taken)
@@ -257,7 +260,9 @@ pub fn extract_rows_into<B: Borrow<Bitmap>>(rows: &[B], masks: &[B], out: &mut B
         }
     }
     let total: usize = masks.iter().map(|m| m.borrow().popcount()).sum();
-    out.reset(total);
+    // The extracts write every word from bit 0 up, in order, and the tail
+    // is cleared after.
+    out.reset_for_overwrite(total);
     let mut written = 0;
     for (row, mask) in rows.iter().zip(masks) {
         written += kernel::extract(row.borrow().as_words(), mask.borrow().as_words(), &mut out.words, written);

@@ -581,20 +581,99 @@ fn scatter_or_aligned<B: BitMoves, const S: usize>(moves: B, src: &[u64], offset
     scatter_or_aligned_any(moves, src, S, offset, dst)
 }
 
+/// `dst[r]` = the 64 bits of `src` from bit `start + 64r` (0 past its end):
+/// a copy shifted by `start % 64`, over pairs of adjacent words so that it
+/// vectorises.
+#[inline(always)]
+fn copy_bits(src: &[u64], start: usize, dst: &mut [u64]) {
+    let (first, offset) = (start / 64, (start % 64) as u32);
+    let src = &src[first.min(src.len())..];
+    // Words whose both halves are within `src`.
+    let whole = src.len().saturating_sub(1).min(dst.len());
+    let (head, tail) = dst.split_at_mut(whole);
+    if offset == 0 {
+        head.copy_from_slice(&src[..whole]);
+    } else {
+        for ((d, &lo), &hi) in head.iter_mut().zip(&src[..whole]).zip(&src[1..=whole]) {
+            *d = (lo >> offset) | (hi << (64 - offset));
+        }
+    }
+    for (r, d) in tail.iter_mut().enumerate() {
+        *d = bits_from(src, (whole + r) * 64 + offset as usize);
+    }
+}
+
+/// The number of leading words of `words` equal to `m`, 8 words per test
+/// (an OR of XORs, which vectorises) and then one by one.
+#[inline(always)]
+fn run_len(words: &[u64], m: u64) -> usize {
+    let mut run = 0;
+    for chunk in words.chunks_exact(8) {
+        if chunk.iter().fold(0, |acc, &w| acc | (w ^ m)) != 0 {
+            break;
+        }
+        run += 8;
+    }
+    run + words[run..].iter().take_while(|&&w| w == m).count()
+}
+
 /// PDEP over slices: `dst` (as long as `mask`) gets, at the `i`-th set
 /// position of `mask`, bit `src_start + i` of `src` (0 past its end), and 0
 /// elsewhere. Returns `popcount(mask)`.
+///
+/// Runs of empty and of whole mask words (a prefix plan's cells are
+/// mostly these) are a fill and a shifted copy. Other words take one
+/// expand each, their source bits a funnel shift of the two words under
+/// the running bit position; while both are within `src` they are read
+/// by plain indexing, without a branch on where the bits come from.
 #[inline(always)]
 pub(crate) fn deposit<B: BitMoves>(moves: B, src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
+    let n = mask.len().min(dst.len());
+    let (mask, dst) = (&mask[..n], &mut dst[..n]);
     let mut taken = src_start;
-    for (d, &m) in dst.iter_mut().zip(mask) {
-        // Whole-word masks (the runs of a plan's cells) need no expand.
-        *d = match m {
-            0 => 0,
-            u64::MAX => bits_from(src, taken),
-            _ => moves.expand(bits_from(src, taken), m),
-        };
-        taken += m.count_ones() as usize;
+    let mut i = 0;
+    // Each word takes at most 64 bits, so the words of a stretch of `k`
+    // mask words read source words below `taken / 64 + k + 1`: stretches
+    // of up to `RUN` words whose reads all lie within `src` go without
+    // per-word bounds tests.
+    const RUN: usize = 16;
+    while i < n {
+        let m = mask[i];
+        if m == 0 || m == u64::MAX {
+            let run = run_len(&mask[i..], m);
+            if m == 0 {
+                dst[i..i + run].fill(0);
+            } else {
+                copy_bits(src, taken, &mut dst[i..i + run]);
+                taken += 64 * run;
+            }
+            i += run;
+            continue;
+        }
+        let k = (n - i).min(RUN);
+        let first = taken / 64;
+        if first + k + 1 > src.len() {
+            dst[i] = moves.expand(bits_from(src, taken), m);
+            taken += m.count_ones() as usize;
+            i += 1;
+            continue;
+        }
+        let window = &src[first..first + k + 1];
+        let mut bit = taken % 64;
+        let mut done = 0;
+        for (d, &m) in dst[i..i + k].iter_mut().zip(&mask[i..i + k]) {
+            if m == 0 || m == u64::MAX {
+                break;
+            }
+            let w = bit / 64;
+            // `x >> (64 - bit)` without the undefined shift by 64.
+            let x = (window[w] >> (bit % 64)) | ((window[w + 1] << 1) << (63 - bit % 64));
+            *d = moves.expand(x, m);
+            bit += m.count_ones() as usize;
+            done += 1;
+        }
+        taken = first * 64 + bit;
+        i += done;
     }
     taken - src_start
 }
@@ -603,19 +682,79 @@ pub(crate) fn deposit<B: BitMoves>(moves: B, src: &[u64], src_start: usize, mask
 /// order, written to `dst` from bit `dst_start` (the bits below it kept,
 /// the rest of the last word written cleared, dropped past `dst`'s end).
 /// Returns `popcount(mask)` over the common length.
+///
+/// One compress per word and no branch on the mask or on where the bits
+/// land: the output word under construction is stored after every input
+/// word (the same word again until it fills), and the bits that spill
+/// into the next one replace it by a select, so the mix of word counts a
+/// random mask gives costs no mispredicted branches.
 #[inline(always)]
 pub(crate) fn extract<B: BitMoves>(moves: B, src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize {
-    let mut out = BitWriter::new(dst, dst_start);
-    let mut count = 0;
-    for (&s, &m) in src.iter().zip(mask) {
-        if m == u64::MAX {
-            out.push(s, 64);
-            count += 64;
-        } else if m != 0 {
-            let n = m.count_ones();
-            out.push(moves.compress(s, m), n);
-            count += n as usize;
+    let n = src.len().min(mask.len());
+    let (src, mask) = (&src[..n], &mask[..n]);
+    let mut t = dst_start;
+    // Bits written past `dst` are dropped: the words that end within it
+    // go through the branch-free loop, the rest through the `BitWriter`.
+    let fits = dst.len() * 64;
+    let mut acc = dst.get(t / 64).map_or(0, |&w| w & low_bits((t % 64) as u32));
+    let mut i = 0;
+    while i < n && t + 64 <= fits {
+        let (s, m) = (src[i], mask[i]);
+        if m == 0 || m == u64::MAX {
+            // A run of empty words adds nothing; a run of whole words
+            // (those that end within `dst`) is the source shifted up to
+            // the bit position, over pairs of adjacent words so that it
+            // vectorises.
+            let run = run_len(&mask[i..], m);
+            if m == 0 {
+                i += run;
+                continue;
+            }
+            let run = run.min((fits - t) / 64);
+            let (o, bit) = (t / 64, (t % 64) as u32);
+            let words = &src[i..i + run];
+            let out = &mut dst[o..o + run];
+            if bit == 0 {
+                out.copy_from_slice(words);
+            } else {
+                out[0] = acc | (words[0] << bit);
+                for ((d, &lo), &hi) in out[1..].iter_mut().zip(words).zip(&words[1..]) {
+                    *d = (lo >> (64 - bit)) | (hi << bit);
+                }
+                acc = words[run - 1] >> (64 - bit);
+            }
+            t += 64 * run;
+            i += run;
+            continue;
         }
+        let x = moves.compress(s, m);
+        let c = m.count_ones() as usize;
+        let bit = t % 64;
+        acc |= x << bit;
+        // `x >> (64 - bit)`: the bits that land in the next word.
+        let spill = (x >> 1) >> (63 - bit);
+        dst[t / 64] = acc;
+        let crossed = bit + c >= 64;
+        acc = if crossed { spill } else { acc };
+        t += c;
+        i += 1;
+    }
+    // The partly filled word (its bits past the run clear), where the
+    // `BitWriter` below takes it up.
+    if !t.is_multiple_of(64)
+        && let Some(w) = dst.get_mut(t / 64)
+    {
+        *w = acc;
+    }
+    if i == n {
+        return t - dst_start;
+    }
+    let mut out = BitWriter::new(dst, t);
+    let mut count = t - dst_start;
+    for (&s, &m) in src[i..].iter().zip(&mask[i..]) {
+        let c = m.count_ones();
+        out.push(moves.compress(s, m), c);
+        count += c as usize;
     }
     out.finish();
     count
@@ -815,6 +954,83 @@ pub(crate) fn transpose64(words: &mut [u64]) {
     }
 }
 
+/// The row split (see `kernel::split_rows`): 64 rows by 64×64 transposes
+/// of each block of 64 flat words, other counts by a [`gather_and`] of
+/// each row, with `gather` (the kernel's choice of it).
+#[inline(always)]
+fn split_rows_with(src: &[u64], rows: &mut [&mut [u64]], gather: impl Fn(&[u64], usize, usize, usize, &mut [u64])) {
+    let n = rows.len();
+    if n == 64 {
+        let len = rows.first().map_or(0, |r| r.len());
+        let mut block = [0u64; 64];
+        for b in 0..len {
+            let start = (b * 64).min(src.len());
+            let words = &src[start..(start + 64).min(src.len())];
+            block[..words.len()].copy_from_slice(words);
+            block[words.len()..].fill(0);
+            transpose64(&mut block);
+            for (row, &word) in rows.iter_mut().zip(&block) {
+                row[b] = word;
+            }
+        }
+        return;
+    }
+    for (k, row) in rows.iter_mut().enumerate() {
+        gather(src, n, k, 1, row);
+    }
+}
+
+/// The row join (see `kernel::join_rows`): 64 rows by 64×64 transposes,
+/// other counts by a [`scatter_or`] of each row, with `scatter`.
+#[inline(always)]
+fn join_rows_with(rows: &[&[u64]], dst: &mut [u64], scatter: impl Fn(&[u64], usize, usize, &mut [u64])) {
+    let n = rows.len();
+    if n == 64 {
+        let len = rows.first().map_or(0, |r| r.len()).min(dst.len().div_ceil(64));
+        let mut block = [0u64; 64];
+        for b in 0..len {
+            for (slot, row) in block.iter_mut().zip(rows) {
+                *slot = row[b];
+            }
+            transpose64(&mut block);
+            let start = b * 64;
+            let end = (start + 64).min(dst.len());
+            dst[start..end].copy_from_slice(&block[..end - start]);
+        }
+        let done = (len * 64).min(dst.len());
+        dst[done..].fill(0);
+        return;
+    }
+    dst.fill(0);
+    for (k, row) in rows.iter().enumerate() {
+        scatter(row, n, k, dst);
+    }
+}
+
+/// The row split with `moves` (the scalar kernel's).
+#[inline(always)]
+pub(crate) fn split_rows<B: BitMoves>(moves: B, src: &[u64], rows: &mut [&mut [u64]]) {
+    split_rows_with(src, rows, |src, stride, offset, width, dst| gather_and(moves, src, stride, offset, width, dst));
+}
+
+/// The row join with `moves` (the scalar kernel's).
+#[inline(always)]
+pub(crate) fn join_rows<B: BitMoves>(moves: B, rows: &[&[u64]], dst: &mut [u64]) {
+    join_rows_with(rows, dst, |src, stride, offset, dst| scatter_or(moves, src, stride, offset, dst));
+}
+
+/// The row split with the fastest [`BitMoves`] of this CPU.
+#[inline(always)]
+pub(crate) fn split_rows_best(src: &[u64], rows: &mut [&mut [u64]]) {
+    split_rows_with(src, rows, gather_and_best);
+}
+
+/// The row join with the fastest [`BitMoves`] of this CPU.
+#[inline(always)]
+pub(crate) fn join_rows_best(rows: &[&[u64]], dst: &mut [u64]) {
+    join_rows_with(rows, dst, scatter_or_best);
+}
+
 /// [`gather_and`] with the fastest [`BitMoves`] of this CPU, and the
 /// 8-bit rank reduction (8 ranks, or 8 groups of a chunk) in AVX2
 /// registers where the CPU has them.
@@ -832,7 +1048,7 @@ pub(crate) fn gather_and_best(src: &[u64], stride: usize, offset: usize, width: 
         };
     #[cfg(target_arch = "x86_64")]
     if super::x86_64::bmi2::is_fast() {
-        // SAFETY: `is_fast` checked that the CPU has BMI2.
+        // SAFETY: `is_fast` checked that the CPU has BMI2 and popcnt.
         return unsafe { super::x86_64::bmi2::gather_and(src, stride, offset, width, dst) };
     }
     gather_and(Soft, src, stride, offset, width, dst)
@@ -843,29 +1059,39 @@ pub(crate) fn gather_and_best(src: &[u64], stride: usize, offset: usize, width: 
 pub(crate) fn scatter_or_best(src: &[u64], stride: usize, offset: usize, dst: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     if super::x86_64::bmi2::is_fast() {
-        // SAFETY: `is_fast` checked that the CPU has BMI2.
+        // SAFETY: `is_fast` checked that the CPU has BMI2 and popcnt.
         return unsafe { super::x86_64::bmi2::scatter_or(src, stride, offset, dst) };
     }
     scatter_or(Soft, src, stride, offset, dst)
 }
 
-/// [`deposit`] with the fastest [`BitMoves`] of this CPU.
+/// [`deposit`] with the fastest [`BitMoves`] of this CPU (and AVX2 for
+/// its runs of whole words where the CPU has it).
 #[inline]
 pub(crate) fn deposit_best(src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
     #[cfg(target_arch = "x86_64")]
     if super::x86_64::bmi2::is_fast() {
-        // SAFETY: `is_fast` checked that the CPU has BMI2.
+        if super::x86_64::avx2::is_available() {
+            // SAFETY: `is_fast` checked BMI2 and popcnt, `is_available` AVX2.
+            return unsafe { super::x86_64::bmi2::deposit_avx2(src, src_start, mask, dst) };
+        }
+        // SAFETY: `is_fast` checked that the CPU has BMI2 and popcnt.
         return unsafe { super::x86_64::bmi2::deposit(src, src_start, mask, dst) };
     }
     deposit(Soft, src, src_start, mask, dst)
 }
 
-/// [`extract`] with the fastest [`BitMoves`] of this CPU.
+/// [`extract`] with the fastest [`BitMoves`] of this CPU (and AVX2 for
+/// its runs of whole words where the CPU has it).
 #[inline]
 pub(crate) fn extract_best(src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
     if super::x86_64::bmi2::is_fast() {
-        // SAFETY: `is_fast` checked that the CPU has BMI2.
+        if super::x86_64::avx2::is_available() {
+            // SAFETY: `is_fast` checked BMI2 and popcnt, `is_available` AVX2.
+            return unsafe { super::x86_64::bmi2::extract_avx2(src, mask, dst, dst_start) };
+        }
+        // SAFETY: `is_fast` checked that the CPU has BMI2 and popcnt.
         return unsafe { super::x86_64::bmi2::extract(src, mask, dst, dst_start) };
     }
     extract(Soft, src, mask, dst, dst_start)

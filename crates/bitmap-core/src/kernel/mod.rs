@@ -7,7 +7,7 @@
 //! | [`scalar`](KernelKind::Scalar) | everywhere | plain Rust loops, the reference |
 //! | [`portable`](KernelKind::Portable) | everywhere | `wide::u64x4`, whose backend is chosen at compile time |
 //! | [`avx2`](KernelKind::Avx2) | x86-64 with AVX2 | `core::arch`, Muła/Harley–Seal popcount |
-//! | [`avx512`](KernelKind::Avx512) | x86-64 with AVX512F, BW, VL and VPOPCNTDQ | `core::arch`, `vpopcntq` counts, `vpternlogq` three-input logic, `k`-masked tails; the `avx2` functions for the memory-bound operations |
+//! | [`avx512`](KernelKind::Avx512) | x86-64 with AVX512F, BW, VL and VPOPCNTDQ | `core::arch`, `vpopcntq` counts, `vpternlogq` three-input logic, `k`-masked tails; with VBMI and GFNI (checked separately), the row split and join of 64 and 8 rows in registers; the `avx2` functions for the memory-bound operations |
 //! | [`neon`](KernelKind::Neon) | aarch64 | `core::arch`, `cnt` popcount |
 //!
 //! Where AVX-512 gains and where it does not (measured on Zen 4, see
@@ -370,6 +370,16 @@ fn mismatch(a: usize, b: usize) -> ! {
 fn check_positive(op: &str, stride: usize, width: usize) {
     if stride == 0 || width == 0 {
         panic!("bitmap-core: {op} needs a stride and a width of at least 1 (got {stride} and {width})");
+    }
+}
+
+#[track_caller]
+#[inline]
+fn check_rows(op: &str, mut lens: impl Iterator<Item = usize>) {
+    if let Some(first) = lens.next()
+        && let Some(other) = lens.find(|&len| len != first)
+    {
+        panic!("bitmap-core: {op} needs rows of one length (got {first} and {other} words)");
     }
 }
 
@@ -1058,4 +1068,41 @@ kernel_ops! {
     fn transpose64(words: &mut [u64]);
     check: {};
     words: words.len();
+
+    /// The row split of a flat, interleaved layout of `n = rows.len()`
+    /// rows of one length: `rows[k]` bit `j` = `src` bit `j·n + k` (0 past
+    /// `src`'s end), for every bit of every row. 64 rows (8 groups × 8
+    /// ranks) are 64×64 bit transposes, 8 rows one bit of every byte;
+    /// other counts a strided gather per row.
+    ///
+    /// Panics unless the rows have one length.
+    ///
+    /// ```
+    /// use bitmap_core::kernel;
+    ///
+    /// let (mut even, mut odd) = ([0u64], [0u64]);
+    /// kernel::split_rows(&[0b1110_0100], &mut [&mut even, &mut odd]);
+    /// assert_eq!((even, odd), ([0b1010], [0b1100]));
+    /// ```
+    fn split_rows(src: &[u64], rows: &mut [&mut [u64]]);
+    check: { check_rows("split_rows", rows.iter().map(|r| r.len())) };
+    words: rows.len() * rows.first().map_or(0, |r| r.len());
+
+    /// The row join, the inverse of [`split_rows`]: `dst` bit `p` =
+    /// `rows[p % n]` bit `p / n` for `n = rows.len()` rows of one length
+    /// (0 past their end, and everywhere for no rows), for every bit of
+    /// `dst`.
+    ///
+    /// Panics unless the rows have one length.
+    ///
+    /// ```
+    /// use bitmap_core::kernel;
+    ///
+    /// let mut flat = [0u64];
+    /// kernel::join_rows(&[&[0b1010], &[0b1100]], &mut flat);
+    /// assert_eq!(flat, [0b1110_0100]);
+    /// ```
+    fn join_rows(rows: &[&[u64]], dst: &mut [u64]);
+    check: { check_rows("join_rows", rows.iter().map(|r| r.len())) };
+    words: dst.len();
 }

@@ -42,6 +42,8 @@ pub(crate) static FNS: KernelFns = KernelFns {
     fill_periodic,
     and_shifted,
     transpose64,
+    split_rows,
+    join_rows,
 };
 
 #[inline]
@@ -242,4 +244,14 @@ pub(crate) fn and_shifted(words: &mut [u64], shift: usize) {
 #[inline]
 pub(crate) fn transpose64(words: &mut [u64]) {
     bits::transpose64(words);
+}
+
+#[inline]
+pub(crate) fn split_rows(src: &[u64], rows: &mut [&mut [u64]]) {
+    bits::split_rows(Soft, src, rows);
+}
+
+#[inline]
+pub(crate) fn join_rows(rows: &[&[u64]], dst: &mut [u64]) {
+    bits::join_rows(Soft, rows, dst);
 }

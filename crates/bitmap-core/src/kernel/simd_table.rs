@@ -83,6 +83,8 @@ macro_rules! simd_kernel_table {
             fill_periodic,
             and_shifted,
             transpose64,
+            split_rows,
+            join_rows,
         };
 
         $(#[target_feature(enable = $feature)])?
@@ -247,6 +249,16 @@ macro_rules! simd_kernel_table {
         $(#[target_feature(enable = $feature)])?
         unsafe fn transpose64(words: &mut [u64]) {
             $crate::kernel::bits::transpose64(words)
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn split_rows(src: &[u64], rows: &mut [&mut [u64]]) {
+            $crate::kernel::bits::split_rows_best(src, rows)
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        unsafe fn join_rows(rows: &[&[u64]], dst: &mut [u64]) {
+            $crate::kernel::bits::join_rows_best(rows, dst)
         }
     };
 }

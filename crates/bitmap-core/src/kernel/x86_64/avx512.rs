@@ -691,7 +691,45 @@ crate::kernel::simd_table::simd_kernel_table!(__m512i, "avx512f,avx512bw,avx512v
     fill_periodic: super::avx2::GENERIC_FNS.fill_periodic,
     and_shifted: super::avx2::GENERIC_FNS.and_shifted,
     transpose64: super::avx2::GENERIC_FNS.transpose64,
+    split_rows: split_rows,
+    join_rows: join_rows,
 });
+
+/// The row split: 64 and 8 rows in registers with VBMI and GFNI where the
+/// CPU has them (`gfni.rs`), else (and for other row counts) AVX2's.
+///
+/// # Safety
+/// The CPU has the AVX-512 kernel's features (which include AVX2's).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn split_rows(src: &[u64], rows: &mut [&mut [u64]]) {
+    // SAFETY: `gfni::is_available` checked the features of `split64` and
+    // `split8`, which also check nothing else: each takes rows of one
+    // length (checked by the dispatch) of the count it is for. The AVX2
+    // function needs AVX2 and popcnt, which this kernel's CPU has.
+    unsafe {
+        match rows.len() {
+            64 if super::gfni::is_available() => super::gfni::split64(src, rows),
+            8 if super::gfni::is_available() => super::gfni::split8(src, rows),
+            _ => (super::avx2::GENERIC_FNS.split_rows)(src, rows),
+        }
+    }
+}
+
+/// The row join, as [`split_rows`].
+///
+/// # Safety
+/// As [`split_rows`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+unsafe fn join_rows(rows: &[&[u64]], dst: &mut [u64]) {
+    // SAFETY: as in `split_rows`.
+    unsafe {
+        match rows.len() {
+            64 if super::gfni::is_available() => super::gfni::join64(rows, dst),
+            8 if super::gfni::is_available() => super::gfni::join8(rows, dst),
+            _ => (super::avx2::GENERIC_FNS.join_rows)(rows, dst),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

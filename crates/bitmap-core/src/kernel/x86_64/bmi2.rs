@@ -32,7 +32,7 @@ impl BitMoves for Bmi2 {
     #[inline(always)]
     fn compress(self, x: u64, mask: u64) -> u64 {
         // SAFETY: a `Bmi2` is only built where the CPU is known to have BMI2:
-        // inside the `#[target_feature(enable = "bmi2")]` functions below
+        // inside the `#[target_feature(enable = "bmi2,popcnt")]` functions below
         // (reached after `is_fast`) and by the tests' `moves` after detection.
         unsafe { _pext_u64(x, mask) }
     }
@@ -44,10 +44,15 @@ impl BitMoves for Bmi2 {
 }
 
 /// Whether this CPU has BMI2 and runs `pext`/`pdep` in hardware (not AMD
-/// family 17h's microcode). Checked once per process.
+/// family 17h's microcode), and has `popcnt` (every BMI2 CPU does): the
+/// functions below are compiled for both, as the loops count each mask
+/// word's bits beside its `pext`/`pdep`, and without `popcnt` that count
+/// is a dozen shifts and masks. Checked once per process.
 pub(crate) fn is_fast() -> bool {
     static FAST: OnceLock<bool> = OnceLock::new();
-    *FAST.get_or_init(|| std::is_x86_feature_detected!("bmi2") && !microcoded_pext())
+    *FAST.get_or_init(|| {
+        std::is_x86_feature_detected!("bmi2") && std::is_x86_feature_detected!("popcnt") && !microcoded_pext()
+    })
 }
 
 /// AMD family 17h (Zen, Zen+, Zen 2): `pext`/`pdep` are microcoded.
@@ -71,8 +76,8 @@ fn microcoded_pext() -> bool {
 /// [`bits::gather_and`] with `pext`.
 ///
 /// # Safety
-/// The CPU has BMI2.
-#[target_feature(enable = "bmi2")]
+/// The CPU has BMI2 and popcnt.
+#[target_feature(enable = "bmi2,popcnt")]
 pub(crate) unsafe fn gather_and(src: &[u64], stride: usize, offset: usize, width: usize, dst: &mut [u64]) {
     bits::gather_and(Bmi2(()), src, stride, offset, width, dst);
 }
@@ -80,8 +85,8 @@ pub(crate) unsafe fn gather_and(src: &[u64], stride: usize, offset: usize, width
 /// [`bits::scatter_or`] with `pdep`.
 ///
 /// # Safety
-/// The CPU has BMI2.
-#[target_feature(enable = "bmi2")]
+/// The CPU has BMI2 and popcnt.
+#[target_feature(enable = "bmi2,popcnt")]
 pub(crate) unsafe fn scatter_or(src: &[u64], stride: usize, offset: usize, dst: &mut [u64]) {
     bits::scatter_or(Bmi2(()), src, stride, offset, dst);
 }
@@ -89,8 +94,8 @@ pub(crate) unsafe fn scatter_or(src: &[u64], stride: usize, offset: usize, dst: 
 /// [`bits::deposit`] with `pdep`.
 ///
 /// # Safety
-/// The CPU has BMI2.
-#[target_feature(enable = "bmi2")]
+/// The CPU has BMI2 and popcnt.
+#[target_feature(enable = "bmi2,popcnt")]
 pub(crate) unsafe fn deposit(src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
     bits::deposit(Bmi2(()), src, src_start, mask, dst)
 }
@@ -98,9 +103,28 @@ pub(crate) unsafe fn deposit(src: &[u64], src_start: usize, mask: &[u64], dst: &
 /// [`bits::extract`] with `pext`.
 ///
 /// # Safety
-/// The CPU has BMI2.
-#[target_feature(enable = "bmi2")]
+/// The CPU has BMI2 and popcnt.
+#[target_feature(enable = "bmi2,popcnt")]
 pub(crate) unsafe fn extract(src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize {
+    bits::extract(Bmi2(()), src, mask, dst, dst_start)
+}
+
+/// [`deposit`] compiled for AVX2 too: the shifted copies of whole mask
+/// words and the run scans vectorise 256 bits wide.
+///
+/// # Safety
+/// The CPU has BMI2, popcnt and AVX2.
+#[target_feature(enable = "bmi2,popcnt,avx2")]
+pub(crate) unsafe fn deposit_avx2(src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
+    bits::deposit(Bmi2(()), src, src_start, mask, dst)
+}
+
+/// [`extract`] compiled for AVX2 too, as [`deposit_avx2`].
+///
+/// # Safety
+/// The CPU has BMI2, popcnt and AVX2.
+#[target_feature(enable = "bmi2,popcnt,avx2")]
+pub(crate) unsafe fn extract_avx2(src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize {
     bits::extract(Bmi2(()), src, mask, dst, dst_start)
 }
 

@@ -5,3 +5,4 @@
 pub(crate) mod avx2;
 pub(crate) mod avx512;
 pub(crate) mod bmi2;
+pub(crate) mod gfni;
