@@ -54,9 +54,10 @@ impl Bitmap {
     }
 
     /// Appends the indices of the set bits to `out`, ascending: what
-    /// `out.extend(self.ones())` does, about twice as fast (room for all of
-    /// them is reserved once, and each is written without a capacity
-    /// check).
+    /// `out.extend(self.ones())` does, faster (room for all of them is
+    /// reserved once, and each is written without a capacity check; the
+    /// Python binding's `indices_array` of 131,072 indices went from 171 µs
+    /// to 112 µs with it).
     ///
     /// ```
     /// use bitmap_core::Bitmap;
