@@ -98,9 +98,9 @@ impl Case {
         assert_eq!(entries.len(), TIERS, "{id}: every tier plans something");
         for (t, grid) in entries.iter().enumerate() {
             let flat = self.flat_plan.get(t).expect("every adapter plans something").as_words();
-            for (r, row) in grid.rows().iter().enumerate() {
+            for (r, row) in grid.row_slices().enumerate() {
                 let words = CHUNKS / 64;
-                assert_eq!(row.as_words(), &flat[r * words..(r + 1) * words], "{id}: tier {t}, row {r}");
+                assert_eq!(row, &flat[r * words..(r + 1) * words], "{id}: tier {t}, row {r}");
             }
         }
         assert_eq!(self.tiers.len(), TIERS);

@@ -553,9 +553,9 @@ fn check_grid_tier(
         assert_eq!(grid.shape(), held.shape(), "grid {name}: {tier} index {index}: shape");
         assert_eq!(grid.num_rows(), rows, "grid {name}: {tier} index {index}: rows");
         assert!(grid.any(), "grid {name}: {tier} index {index}: an empty entry");
-        for (r, (row, held_row)) in grid.rows().iter().zip(held.rows()).enumerate() {
-            assert_eq!(row.len(), num_chunks, "grid {name}: {tier} index {index}, row {r}: length");
-            for (w, (&cells, &held_word)) in row.as_words().iter().zip(held_row.as_words()).enumerate() {
+        assert_eq!(grid.num_cols(), num_chunks, "grid {name}: {tier} index {index}: row length");
+        for (r, (row, held_row)) in grid.row_slices().zip(held.row_slices()).enumerate() {
+            for (w, (&cells, &held_word)) in row.iter().zip(held_row).enumerate() {
                 assert_eq!(
                     cells & !held_word,
                     0,

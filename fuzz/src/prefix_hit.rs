@@ -341,7 +341,8 @@ fn assert_tier(actual: &GridMap, expected: &Tier, tier: &str) {
     assert_eq!(indices, expected_indices, "plan_grid_into: {tier} indices that plan something");
     for ((index, grid), (_, cells)) in actual.iter().zip(expected) {
         for (r, row) in cells.iter().enumerate() {
-            assert_bits(&grid.rows()[r], row, &format!("plan_grid_into: {tier} index {index}, row {r}"));
+            let bits = grid.row(r).unwrap_or_else(|| panic!("plan_grid_into: {tier} index {index} has no row {r}"));
+            assert_bits(&bits, row, &format!("plan_grid_into: {tier} index {index}, row {r}"));
         }
     }
 }

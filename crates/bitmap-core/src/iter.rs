@@ -147,6 +147,19 @@ pub struct Ones<'b> {
 }
 
 impl<'b> Ones<'b> {
+    /// The set-bit indices of bare words (bit `i` is bit `i % 64` of word
+    /// `i / 64`), for a caller that keeps bits in a buffer of its own, as
+    /// prefetch-policy's `Grid` keeps its rows in one.
+    ///
+    /// ```
+    /// use bitmap_core::Ones;
+    /// assert_eq!(Ones::over_words(&[0b101, 1]).collect::<Vec<_>>(), [0, 2, 64]);
+    /// ```
+    #[inline]
+    pub fn over_words(words: &'b [u64]) -> Ones<'b> {
+        Ones::new(words)
+    }
+
     fn new(words: &'b [u64]) -> Ones<'b> {
         match words {
             [] => Ones { front: 0, front_base: 0, back: 0, back_base: 0, middle: &[] },

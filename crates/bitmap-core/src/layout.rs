@@ -73,18 +73,7 @@ pub fn split_rows_into(flat: &Bitmap, num_rows: usize, row_len: usize, rows: &mu
     for row in rows.iter_mut() {
         row.reset_for_overwrite(row_len);
     }
-    let src = flat.as_words();
-    if num_rows <= MAX_KERNEL_ROWS {
-        let mut words: [&mut [u64]; MAX_KERNEL_ROWS] = core::array::from_fn(|_| <&mut [u64]>::default());
-        for (slot, row) in words.iter_mut().zip(rows.iter_mut()) {
-            *slot = &mut row.words;
-        }
-        kernel::split_rows(src, &mut words[..num_rows]);
-    } else {
-        for (k, row) in rows.iter_mut().enumerate() {
-            kernel::gather_and(src, num_rows, k, 1, &mut row.words);
-        }
-    }
+    split_words(flat.as_words(), num_rows, rows.iter_mut().map(|row| &mut *row.words));
     for row in rows.iter_mut() {
         row.clear_tail();
     }
@@ -142,18 +131,7 @@ pub fn join_rows_into<B: Borrow<Bitmap>>(rows: &[B], flat: &mut Bitmap) -> Resul
     let len = n.checked_mul(row_len).ok_or(BitmapError::LengthMismatch { left: n, right: row_len })?;
     // The join writes every word.
     flat.reset_for_overwrite(len);
-    if n <= MAX_KERNEL_ROWS {
-        let mut words: [&[u64]; MAX_KERNEL_ROWS] = [&[]; MAX_KERNEL_ROWS];
-        for (slot, row) in words.iter_mut().zip(rows) {
-            *slot = row.borrow().as_words();
-        }
-        kernel::join_rows(&words[..n], &mut flat.words);
-    } else {
-        flat.words.fill(0);
-        for (k, row) in rows.iter().enumerate() {
-            kernel::scatter_or(row.borrow().as_words(), n, k, &mut flat.words);
-        }
-    }
+    join_words(rows.iter().map(|row| row.borrow().as_words()), n, &mut flat.words);
     flat.clear_tail();
     Ok(())
 }
@@ -175,6 +153,111 @@ pub fn join_rows<B: Borrow<Bitmap>>(rows: &[B]) -> Result<Bitmap, BitmapError> {
     let mut flat = Bitmap::new(0);
     join_rows_into(rows, &mut flat)?;
     Ok(flat)
+}
+
+/// Splits `flat` into `num_rows` rows of `row_len` bits held in one word
+/// buffer, as [`split_rows_into`] does into separate bitmaps: row `k` is
+/// `out[k * stride..(k + 1) * stride]` with `stride = row_len.div_ceil(64)`,
+/// and its bits past `row_len` are cleared. This is the layout of a grid
+/// kept in one allocation (prefetch-policy's `Grid`): one buffer instead of
+/// one per row.
+///
+/// ```
+/// use bitmap_core::Bitmap;
+/// use bitmap_core::layout::{join_rows_strided, split_rows_strided};
+///
+/// let flat: Bitmap = "100111".parse()?; // 2 chunks × 3 rows
+/// let mut words = [0u64; 3];
+/// split_rows_strided(&flat, 3, 2, &mut words)?;
+/// assert_eq!(words, [0b11, 0b10, 0b10]);
+/// let mut back = Bitmap::new(0);
+/// join_rows_strided(&words, 3, 2, &mut back)?;
+/// assert_eq!(back, flat);
+/// # Ok::<(), bitmap_core::BitmapError>(())
+/// ```
+///
+/// # Errors
+///
+/// [`BitmapError::LengthMismatch`] if `out` does not have
+/// `num_rows * stride` words (`left` is `out.len()`).
+pub fn split_rows_strided(flat: &Bitmap, num_rows: usize, row_len: usize, out: &mut [u64]) -> Result<(), BitmapError> {
+    let stride = row_len.div_ceil(64);
+    check_strided(out.len(), num_rows, stride)?;
+    if stride == 0 {
+        return Ok(());
+    }
+    split_words(flat.as_words(), num_rows, out.chunks_exact_mut(stride));
+    if !row_len.is_multiple_of(64) {
+        let mask = (1u64 << (row_len % 64)) - 1;
+        for row in out.chunks_exact_mut(stride) {
+            row[stride - 1] &= mask;
+        }
+    }
+    Ok(())
+}
+
+/// Joins `num_rows` rows of `row_len` bits held in one word buffer (row `k`
+/// at `words[k * stride..]`, `stride = row_len.div_ceil(64)`, bits past
+/// `row_len` clear) into the flat interleaved form, as [`join_rows_into`]
+/// does for separate bitmaps. `flat` is made `num_rows × row_len` bits long,
+/// its buffer reused.
+///
+/// # Errors
+///
+/// [`BitmapError::LengthMismatch`] if `words` does not have
+/// `num_rows * stride` words, or the joined length does not fit in a `usize`.
+pub fn join_rows_strided(words: &[u64], num_rows: usize, row_len: usize, flat: &mut Bitmap) -> Result<(), BitmapError> {
+    let stride = row_len.div_ceil(64);
+    check_strided(words.len(), num_rows, stride)?;
+    let len = num_rows.checked_mul(row_len).ok_or(BitmapError::LengthMismatch { left: num_rows, right: row_len })?;
+    flat.reset_for_overwrite(len);
+    if stride > 0 {
+        join_words(words.chunks_exact(stride), num_rows, &mut flat.words);
+    }
+    flat.clear_tail();
+    Ok(())
+}
+
+fn check_strided(words: usize, num_rows: usize, stride: usize) -> Result<(), BitmapError> {
+    match num_rows.checked_mul(stride) {
+        Some(expected) if expected == words => Ok(()),
+        expected => Err(BitmapError::LengthMismatch { left: words, right: expected.unwrap_or(usize::MAX) }),
+    }
+}
+
+/// The split behind [`split_rows_into`] and [`split_rows_strided`]: up to
+/// [`MAX_KERNEL_ROWS`] rows go to the kernel's transposition at once (their
+/// slices gathered in a stack array), more one strided gather each. Every
+/// word of every row is written.
+fn split_words<'r>(src: &[u64], num_rows: usize, rows: impl Iterator<Item = &'r mut [u64]>) {
+    if num_rows <= MAX_KERNEL_ROWS {
+        let mut words: [&mut [u64]; MAX_KERNEL_ROWS] = core::array::from_fn(|_| <&mut [u64]>::default());
+        for (slot, row) in words.iter_mut().zip(rows) {
+            *slot = row;
+        }
+        kernel::split_rows(src, &mut words[..num_rows]);
+    } else {
+        for (k, row) in rows.enumerate() {
+            kernel::gather_and(src, num_rows, k, 1, row);
+        }
+    }
+}
+
+/// The join behind [`join_rows_into`] and [`join_rows_strided`], into
+/// `dst` (every word written).
+fn join_words<'r>(rows: impl Iterator<Item = &'r [u64]>, num_rows: usize, dst: &mut [u64]) {
+    if num_rows <= MAX_KERNEL_ROWS {
+        let mut words: [&[u64]; MAX_KERNEL_ROWS] = [&[]; MAX_KERNEL_ROWS];
+        for (slot, row) in words.iter_mut().zip(rows) {
+            *slot = row;
+        }
+        kernel::join_rows(&words[..num_rows], dst);
+    } else {
+        dst.fill(0);
+        for (k, row) in rows.enumerate() {
+            kernel::scatter_or(row, num_rows, k, dst);
+        }
+    }
 }
 
 /// PDEP over rows taken in row-major order: the `i`-th set position of the

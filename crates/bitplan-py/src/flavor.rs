@@ -1,5 +1,11 @@
 //! The two Python bitmap classes over one Rust [`Bitmap`]: the Pythonic
-//! `bitplan.Bitmap` and LMCache's `bitplan.lmcache.native.Bitmap`.
+//! `bitplan.Bitmap` and LMCache's `bitplan.lmcache.native.Bitmap`, and the
+//! store of an LMCache `Bitmap2D` whose rows LMCache bitmaps can view.
+//!
+//! The classes are declared here, below the modules that give them their
+//! methods (`bitmap.rs`, `lmcache.rs`, `lmcache_grid.rs`), so that every
+//! one of those can take operands of every class without importing the
+//! others.
 //!
 //! Functions that take bitmaps (policies, fold, the grid plan) accept
 //! either and answer in the class they were given, so an LMCache caller
@@ -8,12 +14,84 @@
 use core::ops::Deref;
 
 use bitmap_core::Bitmap;
+use prefetch_policy::Grid;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use crate::bitmap::PyBitmap;
-use crate::lmcache::LmBitmap;
+use crate::bits::type_name;
+
+/// A fixed-length bitmap (see `bitmap.rs` and `_native.pyi`).
+#[pyclass(name = "Bitmap", module = "bitplan")]
+#[derive(Clone, Debug)]
+pub(crate) struct PyBitmap {
+    pub(crate) bits: Bitmap,
+}
+
+impl From<Bitmap> for PyBitmap {
+    fn from(bits: Bitmap) -> PyBitmap {
+        PyBitmap { bits }
+    }
+}
+
+/// LMCache's `Bitmap` (see `lmcache.rs`): bits of its own, or a view of
+/// one row of a native `Bitmap2D`, whose writes reach the grid (LMCache's
+/// controller fills grids with `grid[row].set(col)`).
+#[pyclass(name = "Bitmap", module = "bitplan.lmcache.native")]
+#[derive(Debug)]
+pub(crate) struct LmBitmap {
+    pub(crate) bits: LmBits,
+}
+
+/// What an LMCache bitmap's bits are.
+#[derive(Debug)]
+pub(crate) enum LmBits {
+    /// Its own.
+    Owned(Bitmap),
+    /// Row `row` of a grid's store.
+    Row {
+        /// The cells, shared with the grid that handed the view out (until
+        /// the grid's next in-place operation, which copies them first).
+        store: Py<GridStore>,
+        /// The row.
+        row: usize,
+    },
+}
+
+impl From<Bitmap> for LmBitmap {
+    fn from(bits: Bitmap) -> LmBitmap {
+        LmBitmap { bits: LmBits::Owned(bits) }
+    }
+}
+
+impl LmBitmap {
+    /// A view of row `row` of `store` (which must have it).
+    pub(crate) fn row_view(store: Py<GridStore>, row: usize) -> LmBitmap {
+        LmBitmap { bits: LmBits::Row { store, row } }
+    }
+
+    /// A copy of the bits (for a row view, of its row as it is now).
+    pub(crate) fn to_bitmap(&self, py: Python<'_>) -> PyResult<Bitmap> {
+        match &self.bits {
+            LmBits::Owned(bits) => Ok(bits.clone()),
+            LmBits::Row { store, row } => Ok(row_of(&store.bind(py).try_borrow()?.grid, *row)),
+        }
+    }
+}
+
+/// A copy of row `row` of `grid`, which has it.
+pub(crate) fn row_of(grid: &Grid, row: usize) -> Bitmap {
+    grid.row(row).expect("a row view's row exists: a store's shape never changes")
+}
+
+/// The cells of a native LMCache `Bitmap2D` once it has handed out row
+/// views (`grid[i]`, iteration, `to_list()`): the grid and its views share
+/// it. Not a Python-visible class.
+#[pyclass(name = "_GridStore", module = "bitplan.lmcache.prefetch_policy")]
+#[derive(Debug)]
+pub(crate) struct GridStore {
+    pub(crate) grid: Grid,
+}
 
 /// Which class a result is made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,8 +126,10 @@ impl Flavor {
 pub(crate) enum AnyBitmap<'py> {
     /// A `bitplan.Bitmap`.
     Bitplan(PyRef<'py, PyBitmap>),
-    /// An LMCache `Bitmap`.
+    /// An LMCache `Bitmap` with bits of its own.
     Lmcache(PyRef<'py, LmBitmap>),
+    /// A copy of the row an LMCache row view shows.
+    Row(Bitmap),
 }
 
 impl<'py> AnyBitmap<'py> {
@@ -57,13 +137,8 @@ impl<'py> AnyBitmap<'py> {
     /// thread is changing right now is a `RuntimeError` (PyO3's borrow
     /// check), never a data race.
     pub(crate) fn borrow(obj: &Bound<'py, PyAny>) -> PyResult<AnyBitmap<'py>> {
-        if let Ok(bitmap) = obj.cast::<PyBitmap>() {
-            return Ok(AnyBitmap::Bitplan(bitmap.try_borrow()?));
-        }
-        if let Ok(bitmap) = obj.cast::<LmBitmap>() {
-            return Ok(AnyBitmap::Lmcache(bitmap.try_borrow()?));
-        }
-        Err(PyTypeError::new_err(format!("expected a Bitmap, got {}", type_name(obj))))
+        AnyBitmap::operand(obj)?
+            .ok_or_else(|| PyTypeError::new_err(format!("expected a Bitmap, got {}", type_name(obj))))
     }
 
     /// An operator's operand: `None` if `obj` is not a bitmap (the operator
@@ -76,7 +151,11 @@ impl<'py> AnyBitmap<'py> {
             return Ok(Some(AnyBitmap::Bitplan(bitmap.try_borrow()?)));
         }
         if let Ok(bitmap) = obj.cast::<LmBitmap>() {
-            return Ok(Some(AnyBitmap::Lmcache(bitmap.try_borrow()?)));
+            let bitmap = bitmap.try_borrow()?;
+            return Ok(Some(match &bitmap.bits {
+                LmBits::Owned(_) => AnyBitmap::Lmcache(bitmap),
+                LmBits::Row { .. } => AnyBitmap::Row(bitmap.to_bitmap(obj.py())?),
+            }));
         }
         Ok(None)
     }
@@ -90,7 +169,7 @@ impl<'py> AnyBitmap<'py> {
     pub(crate) fn flavor(&self) -> Flavor {
         match self {
             AnyBitmap::Bitplan(_) => Flavor::Bitplan,
-            AnyBitmap::Lmcache(_) => Flavor::Lmcache,
+            AnyBitmap::Lmcache(_) | AnyBitmap::Row(_) => Flavor::Lmcache,
         }
     }
 }
@@ -102,7 +181,11 @@ impl Deref for AnyBitmap<'_> {
     fn deref(&self) -> &Bitmap {
         match self {
             AnyBitmap::Bitplan(bitmap) => &bitmap.bits,
-            AnyBitmap::Lmcache(bitmap) => &bitmap.bits,
+            AnyBitmap::Lmcache(bitmap) => match &bitmap.bits {
+                LmBits::Owned(bits) => bits,
+                LmBits::Row { .. } => unreachable!("`operand` copies a row view's bits into `AnyBitmap::Row`"),
+            },
+            AnyBitmap::Row(bits) => bits,
         }
     }
 }
@@ -115,21 +198,4 @@ pub(crate) fn flavor_of(bitmaps: &[AnyBitmap<'_>], default: Flavor) -> Flavor {
 /// Borrowed views of the bitmaps, for the Rust APIs that take `&[&Bitmap]`.
 pub(crate) fn as_refs<'a>(bitmaps: &'a [AnyBitmap<'_>]) -> Vec<&'a Bitmap> {
     bitmaps.iter().map(|bitmap| &**bitmap).collect()
-}
-
-/// `type(obj).__name__`, for messages.
-pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type().name().map_or_else(|_| "?".to_owned(), |name| name.to_string())
-}
-
-/// Bitmaps of at least this many words are worth releasing the GIL for:
-/// 4,096 words (262,144 bits) take about a microsecond for the cheapest
-/// operation, against a tenth of that to release and retake the GIL.
-pub(crate) const DETACH_WORDS: usize = 4096;
-
-/// Runs `work` with the GIL released if `words` is large enough for
-/// another Python thread to get real work done meanwhile.
-#[inline]
-pub(crate) fn detach_if_large<T: Send>(py: Python<'_>, words: usize, work: impl FnOnce() -> T + Send) -> T {
-    if words >= DETACH_WORDS { py.detach(work) } else { work() }
 }

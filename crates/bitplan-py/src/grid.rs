@@ -6,18 +6,21 @@
 
 use std::str::FromStr;
 
-use bitmap_core::{Bitmap, layout};
+use bitmap_core::Bitmap;
 use prefetch_policy::{
-    DefaultGridPolicy, FetchingPolicy, Grid, GridMap, GridPlan, GridPolicy, GridRequest, Keys, RetainGridPolicy,
+    DefaultGridPolicy, FetchingPolicy, FlatOrder, Grid, GridMap, GridPlan, GridPolicy, GridRequest, Keys,
+    RetainGridPolicy,
 };
 use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::args;
+use crate::bits::{detach_if_large, type_name};
 use crate::errors::OrPyErr;
-use crate::flavor::{AnyBitmap, Flavor, detach_if_large, type_name};
+use crate::flavor::{AnyBitmap, Flavor, PyBitmap, as_refs};
 use crate::hybrid::Counts;
+use crate::lmcache_grid::LmGrid;
 use crate::memory;
 
 /// `bitplan.Grid`.
@@ -33,13 +36,22 @@ impl From<Grid> for PyGrid {
     }
 }
 
-/// A grid from a `Grid` or from any iterable of bitmaps (its rows).
+/// A grid from a `Grid`, an LMCache `Bitmap2D` or any iterable of bitmaps
+/// (its rows).
 pub(crate) fn grid_from(obj: &Bound<'_, PyAny>) -> PyResult<Grid> {
     if let Ok(grid) = obj.cast::<PyGrid>() {
         return Ok(grid.try_borrow()?.grid.clone());
     }
+    if let Ok(grid) = obj.cast::<LmGrid>() {
+        return grid.try_borrow()?.with(obj.py(), Grid::clone);
+    }
     let rows = AnyBitmap::borrow_all(obj)?;
-    Grid::from_rows(rows.iter().map(|row| Bitmap::clone(row)).collect()).or_py_err()
+    Grid::from_row_slice(&as_refs(&rows)).or_py_err()
+}
+
+/// A flat order from its Python name (`"chunk"` or `"row"`).
+pub(crate) fn flat_order(name: &str) -> PyResult<FlatOrder> {
+    FlatOrder::from_str(name).or_py_err()
 }
 
 fn row_index(obj: &Bound<'_, PyAny>, rows: usize) -> PyResult<usize> {
@@ -108,28 +120,29 @@ impl PyGrid {
         Ok(PyGrid { grid: Grid::zeros(rows, cols) })
     }
 
-    /// Splits a chunk-major flat bitmap (bit `j * num_rows + k` is chunk
-    /// `j` of row `k`) into its rows.
+    /// Splits a flat bitmap into `num_rows` rows: chunk-major (`order =
+    /// "chunk"`: bit `j * num_rows + k` is chunk `j` of row `k`) or
+    /// row-major (`"row"`: bit `k * num_cols + j`).
     #[staticmethod]
-    fn from_flat(py: Python<'_>, flat: &Bound<'_, PyAny>, num_rows: &Bound<'_, PyAny>) -> PyResult<PyGrid> {
-        let flat = AnyBitmap::borrow(flat)?;
-        let rows = args::count(num_rows, "num_rows")?;
-        let len = flat.len();
-        if rows == 0 || len % rows != 0 {
-            return Err(PyValueError::new_err(format!(
-                "a flat bitmap of {len} bits does not split into {rows} rows of equal length"
-            )));
-        }
+    #[pyo3(signature = (flat, num_rows, order = "chunk"))]
+    fn from_flat(
+        py: Python<'_>,
+        flat: &Bound<'_, PyAny>,
+        num_rows: &Bound<'_, PyAny>,
+        order: &str,
+    ) -> PyResult<PyGrid> {
+        let (flat, rows, order) = (AnyBitmap::borrow(flat)?, args::count(num_rows, "num_rows")?, flat_order(order)?);
         let bits: &Bitmap = &flat;
-        let split = detach_if_large(py, bits.num_words(), || layout::split_rows(bits, rows, len / rows));
-        Ok(PyGrid { grid: Grid::from_rows(split).or_py_err()? })
+        let grid = detach_if_large(py, bits.num_words(), || Grid::from_flat(bits, rows, order)).or_py_err()?;
+        Ok(PyGrid { grid })
     }
 
     /// The inverse of `from_flat`.
-    fn to_flat(&self, py: Python<'_>) -> PyResult<PyBitmapResult> {
+    #[pyo3(signature = (order = "chunk"))]
+    fn to_flat(&self, py: Python<'_>, order: &str) -> PyResult<PyBitmapResult> {
+        let order = flat_order(order)?;
         let words = self.grid.num_cells().div_ceil(64);
-        let flat = detach_if_large(py, words, || layout::join_rows(self.grid.rows())).or_py_err()?;
-        Ok(PyBitmapResult(flat))
+        Ok(PyBitmapResult(detach_if_large(py, words, || self.grid.to_flat(order))))
     }
 
     #[getter]
@@ -154,7 +167,7 @@ impl PyGrid {
     /// A copy of a row.
     fn __getitem__(&self, row: &Bound<'_, PyAny>) -> PyResult<PyBitmapResult> {
         let row = row_index(row, self.grid.num_rows())?;
-        Ok(PyBitmapResult(self.grid.rows()[row].clone()))
+        Ok(PyBitmapResult(self.grid.row(row).expect("the index is in range")))
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -163,7 +176,7 @@ impl PyGrid {
 
     /// Copies of the rows.
     fn rows<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        Flavor::Bitplan.wrap_list(py, self.grid.rows().iter().cloned())
+        Flavor::Bitplan.wrap_list(py, self.grid.to_rows())
     }
 
     fn test(&self, row: &Bound<'_, PyAny>, col: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -209,24 +222,16 @@ impl PyGrid {
     fn deposit(&self, py: Python<'_>, bits: &Bound<'_, PyAny>) -> PyResult<PyGrid> {
         let bits = AnyBitmap::borrow(bits)?;
         let src: &Bitmap = &bits;
-        let masks = self.grid.rows();
-        let rows = detach_if_large(py, self.grid.num_cells().div_ceil(64), || {
-            let mut rows = vec![Bitmap::new(0); masks.len()];
-            layout::deposit_rows_into(src, masks, &mut rows).map(|_| rows)
-        });
-        Ok(PyGrid { grid: Grid::from_rows(rows.or_py_err()?).or_py_err()? })
+        let grid = detach_if_large(py, self.grid.num_cells().div_ceil(64), || self.grid.deposit(src));
+        Ok(PyGrid { grid: grid.or_py_err()? })
     }
 
     /// The cells of `values` at `self`'s set cells, row by row, as one flat
     /// bitmap (a PEXT over rows).
     fn extract(&self, py: Python<'_>, values: &Bound<'_, PyAny>) -> PyResult<PyBitmapResult> {
         let values = values.cast::<PyGrid>()?.try_borrow()?;
-        self.grid.check_same_shape(&values.grid).or_py_err()?;
-        let (rows, masks) = (values.grid.rows(), self.grid.rows());
-        let out = detach_if_large(py, self.grid.num_cells().div_ceil(64), || {
-            let mut out = Bitmap::new(0);
-            layout::extract_rows_into(rows, masks, &mut out).map(|()| out)
-        });
+        let (mask, values) = (&self.grid, &values.grid);
+        let out = detach_if_large(py, mask.num_cells().div_ceil(64), || mask.extract(values));
         Ok(PyBitmapResult(out.or_py_err()?))
     }
 
@@ -278,7 +283,7 @@ impl PyGrid {
     }
 
     fn __repr__(&self) -> String {
-        let rows: Vec<String> = self.grid.rows().iter().map(|row| format!("'{row}'")).collect();
+        let rows: Vec<String> = self.grid.to_rows().iter().map(|row| format!("'{row}'")).collect();
         format!("Grid([{}])", rows.join(", "))
     }
 }
@@ -288,12 +293,12 @@ impl PyGrid {
 pub(crate) struct PyBitmapResult(Bitmap);
 
 impl<'py> IntoPyObject<'py> for PyBitmapResult {
-    type Target = crate::bitmap::PyBitmap;
-    type Output = Bound<'py, crate::bitmap::PyBitmap>;
+    type Target = PyBitmap;
+    type Output = Bound<'py, PyBitmap>;
     type Error = PyErr;
 
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
-        Bound::new(py, crate::bitmap::PyBitmap::from(self.0))
+        Bound::new(py, PyBitmap::from(self.0))
     }
 }
 
@@ -395,11 +400,12 @@ pub(crate) fn plan_load(
     Ok(PyGridPlan { plan: run_plan(py, &DefaultGridPolicy::new(), windows, num_chunks, l1, l2, fetching)? })
 }
 
-/// The grid plan over LMCache rows, for `bitplan.lmcache.prefetch_policy`:
-/// each tier is index -> list of LMCache bitmaps; returns
-/// `(l1, l2, hit)` in the same form.
+/// The grid plan for `bitplan.lmcache.prefetch_policy`'s `plan_load`:
+/// each tier is index -> grid (an LMCache `Bitmap2D`, a `Grid` or a list of
+/// rows); returns `(l1, l2, hit)` with the planned cells of each tier as
+/// index -> LMCache `Bitmap2D`.
 #[pyfunction]
-pub(crate) fn plan_load_rows<'py>(
+pub(crate) fn plan_load_grids<'py>(
     py: Python<'py>,
     windows: &Bound<'py, PyAny>,
     num_chunks: &Bound<'py, PyAny>,
@@ -408,14 +414,14 @@ pub(crate) fn plan_load_rows<'py>(
     fetching: &str,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let plan = run_plan(py, &DefaultGridPolicy::new(), windows, num_chunks, l1, l2, fetching)?;
-    let rows = |map: &GridMap| -> PyResult<Py<PyDict>> {
+    let grids = |map: &GridMap| -> PyResult<Py<PyDict>> {
         let dict = PyDict::new(py);
         for (index, grid) in map.iter() {
-            dict.set_item(index, Flavor::Lmcache.wrap_list(py, grid.rows().iter().cloned())?)?;
+            dict.set_item(index, Py::new(py, LmGrid::from(grid.clone()))?)?;
         }
         Ok(dict.unbind())
     };
-    (rows(plan.l1())?, rows(plan.l2())?, plan.hit()).into_pyobject(py)
+    (grids(plan.l1())?, grids(plan.l2())?, plan.hit()).into_pyobject(py)
 }
 
 /// `bitplan.GridPolicy`: the base class of the grid policies.
@@ -494,81 +500,4 @@ impl PyRetainGridPolicy {
             .add_subclass(PyDefaultGridPolicy)
             .add_subclass(PyRetainGridPolicy)
     }
-}
-
-// ---------------------------------------------------------------------------
-// Row helpers for the LMCache layer's `Bitmap2D` (a Python list of LMCache
-// bitmaps, which LMCache's callers expect to share with `to_list()`).
-// ---------------------------------------------------------------------------
-
-fn rows_op<'py>(
-    py: Python<'py>,
-    a: &Bound<'py, PyAny>,
-    b: &Bound<'py, PyAny>,
-    op: fn(&mut Bitmap, &Bitmap) -> Result<(), bitmap_core::BitmapError>,
-) -> PyResult<Bound<'py, PyList>> {
-    let (a, b) = (AnyBitmap::borrow_all(a)?, AnyBitmap::borrow_all(b)?);
-    if a.len() != b.len() {
-        return Err(PyValueError::new_err(format!("shape mismatch: {} rows and {} rows", a.len(), b.len())));
-    }
-    let out = a
-        .iter()
-        .zip(&b)
-        .map(|(a, b)| {
-            let mut out = Bitmap::clone(a);
-            op(&mut out, b).map(|()| out)
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .or_py_err()?;
-    Flavor::Lmcache.wrap_list(py, out)
-}
-
-/// Row by row `a | b`, as new LMCache bitmaps.
-#[pyfunction]
-pub(crate) fn rows_or<'py>(
-    py: Python<'py>,
-    a: &Bound<'py, PyAny>,
-    b: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyList>> {
-    rows_op(py, a, b, Bitmap::try_union_with)
-}
-
-/// Row by row `a & b`, as new LMCache bitmaps.
-#[pyfunction]
-pub(crate) fn rows_and<'py>(
-    py: Python<'py>,
-    a: &Bound<'py, PyAny>,
-    b: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyList>> {
-    rows_op(py, a, b, Bitmap::try_intersect_with)
-}
-
-/// Row by row `a & ~b`, as new LMCache bitmaps.
-#[pyfunction]
-pub(crate) fn rows_and_not<'py>(
-    py: Python<'py>,
-    a: &Bound<'py, PyAny>,
-    b: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyList>> {
-    rows_op(py, a, b, Bitmap::try_difference_with)
-}
-
-/// The set cells of all rows.
-#[pyfunction]
-pub(crate) fn rows_popcount(rows: &Bound<'_, PyAny>) -> PyResult<usize> {
-    Ok(AnyBitmap::borrow_all(rows)?.iter().map(|row| row.popcount()).sum())
-}
-
-/// The union of grids given as lists of rows (a `MapState.merge`).
-#[pyfunction]
-pub(crate) fn merge_grids<'py>(py: Python<'py>, grids: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-    let mut merged: Option<Grid> = None;
-    for rows in grids.try_iter()? {
-        let grid = grid_from(&rows?)?;
-        match &mut merged {
-            None => merged = Some(grid),
-            Some(merged) => merged.try_union_with(&grid).or_py_err()?,
-        }
-    }
-    Flavor::Lmcache.wrap_list(py, merged.map(|grid| grid.rows().to_vec()).unwrap_or_default())
 }

@@ -11,14 +11,16 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 
 use bitmap_core::Bitmap;
-use prefetch_policy::{FoldWorkspace, chunk_count};
+use prefetch_policy::{FoldWorkspace, Grid, chunk_count};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
 use crate::args;
+use crate::bits::detach_if_large;
 use crate::errors::OrPyErr;
-use crate::flavor::{AnyBitmap, Flavor, as_refs, detach_if_large, flavor_of};
+use crate::flavor::{AnyBitmap, Flavor, as_refs, flavor_of};
+use crate::lmcache_grid::LmGrid;
 use crate::memory;
 
 thread_local! {
@@ -148,6 +150,16 @@ fn unfold_in(
 
 fn fold_grouped_in(py: Python<'_>, rows: &Bound<'_, PyAny>, windows: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     let windows = args::windows(windows)?;
+    if let Ok(grid) = rows.cast::<LmGrid>() {
+        // The rows in place, in the grid's buffer.
+        let folded = grid.try_borrow()?.with(py, |grid| {
+            detach_if_large(py, grid.as_words().len(), || {
+                let mut out = Bitmap::new(0);
+                with_workspace(|ws| grid.fold_grouped_into(&windows, ws, &mut out)).map(|()| out)
+            })
+        })?;
+        return Flavor::Lmcache.wrap(py, folded.or_py_err()?);
+    }
     let rows = AnyBitmap::borrow_all(rows)?;
     let refs = as_refs(&rows);
     let words = refs.iter().map(|row| row.num_words()).sum();
@@ -179,6 +191,18 @@ fn fold_unfold_grouped_in<'py>(
     windows: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let windows = args::windows(windows)?;
+    if let Ok(grid) = rows.cast::<LmGrid>() {
+        // A `Bitmap2D` in, a `Bitmap2D` of the retained cells out: the rows
+        // read in place, the retained ones written into one grid.
+        let result = grid.try_borrow()?.with(py, |grid| {
+            detach_if_large(py, grid.as_words().len(), || {
+                let mut retain = Grid::empty();
+                with_workspace(|ws| grid.fold_unfold_grouped_into(&windows, ws, &mut retain)).map(|hit| (hit, retain))
+            })
+        })?;
+        let (hit, retain) = result.or_py_err()?;
+        return (hit, LmGrid::from(retain)).into_pyobject(py);
+    }
     let rows = AnyBitmap::borrow_all(rows)?;
     let refs = as_refs(&rows);
     let words = refs.iter().map(|row| row.num_words()).sum();
@@ -311,7 +335,7 @@ pub(crate) fn unfold_range(prefix_len: &Bound<'_, PyAny>, window: &Bound<'_, PyA
 /// `bitmap.highest_set_bit()`: the largest set index, `-1` if none.
 #[pyfunction]
 pub(crate) fn highest_set_bit(bitmap: &Bound<'_, PyAny>) -> PyResult<i64> {
-    Ok(crate::bitmap::highest_set_bit(&*AnyBitmap::borrow(bitmap)?))
+    Ok(crate::bits::highest_set_bit(&*AnyBitmap::borrow(bitmap)?))
 }
 
 /// The union of bitmaps of `num_keys` bits each (`ValueError` otherwise).

@@ -13,13 +13,17 @@
 
 mod args;
 mod bitmap;
+mod bits;
 mod errors;
 mod flavor;
 mod grid;
 mod hybrid;
 mod lmcache;
+mod lmcache_grid;
+mod lmcache_map;
 mod memory;
 mod policy;
+mod positions;
 
 use pyo3::prelude::*;
 
@@ -42,7 +46,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(active_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(available_kernels, m)?)?;
 
-    m.add_class::<bitmap::PyBitmap>()?;
+    m.add_class::<flavor::PyBitmap>()?;
 
     m.add_class::<policy::PyAdapterDescriptor>()?;
     m.add_class::<policy::PyLoadPlan>()?;
@@ -66,16 +70,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     // LMCache's classes and signatures, behind `bitplan.lmcache`.
     let lm = PyModule::new(m.py(), "lmcache")?;
-    lm.add_class::<lmcache::LmBitmap>()?;
+    lm.add_class::<flavor::LmBitmap>()?;
+    lm.add_class::<lmcache_grid::LmGrid>()?;
+    lm.add_class::<lmcache_map::LmMapState>()?;
     hybrid::lmcache::register(&lm)?;
     lm.add_function(wrap_pyfunction!(hybrid::lmcache_merge_bitmaps, &lm)?)?;
     lm.add_function(wrap_pyfunction!(policy::select_first_wins, &lm)?)?;
-    lm.add_function(wrap_pyfunction!(grid::plan_load_rows, &lm)?)?;
-    lm.add_function(wrap_pyfunction!(grid::rows_or, &lm)?)?;
-    lm.add_function(wrap_pyfunction!(grid::rows_and, &lm)?)?;
-    lm.add_function(wrap_pyfunction!(grid::rows_and_not, &lm)?)?;
-    lm.add_function(wrap_pyfunction!(grid::rows_popcount, &lm)?)?;
-    lm.add_function(wrap_pyfunction!(grid::merge_grids, &lm)?)?;
+    lm.add_function(wrap_pyfunction!(grid::plan_load_grids, &lm)?)?;
     m.add_submodule(&lm)?;
     Ok(())
 }

@@ -5,28 +5,23 @@
 //! a negative index is a `TypeError` (pybind11's `size_t`), `set_range`
 //! clamps, `&` and `|` of two sizes have the shorter one, equality is
 //! identity and there are no in-place operators (`a |= b` rebinds `a`).
+//!
+//! An LMCache bitmap is either bits of its own or a view of one row of a
+//! native `Bitmap2D` (`grid[i]`): the view's writes reach the grid, as
+//! LMCache's controller expects when it fills a grid with
+//! `grid[row].set(col)`. The hot single-bit methods work on the grid's
+//! words directly; the others on a copy of the row (written back for
+//! `batched_set` and `set_range`).
 
 use bitmap_core::Bitmap;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySet};
 
 use crate::args;
-use crate::bitmap::{bit_string, gather_items, highest_set_bit, indices, indices_list};
+use crate::bits::{bit_string, detach_if_large, gather_items, highest_set_bit, indices, indices_list};
 use crate::errors::OrPyErr;
-use crate::flavor::{AnyBitmap, detach_if_large};
-
-/// LMCache's `Bitmap` (see the module docs).
-#[pyclass(name = "Bitmap", module = "bitplan.lmcache.native")]
-#[derive(Clone, Debug)]
-pub(crate) struct LmBitmap {
-    pub(crate) bits: Bitmap,
-}
-
-impl From<Bitmap> for LmBitmap {
-    fn from(bits: Bitmap) -> LmBitmap {
-        LmBitmap { bits }
-    }
-}
+use crate::flavor::{AnyBitmap, LmBitmap, LmBits, row_of};
+use crate::positions::Positions;
 
 /// `a OP b` over the first `min(len(a), len(b))` bits of each, as
 /// LMCache's byte loop computes it, but with every bit past that size
@@ -60,137 +55,216 @@ fn truncating(
     .or_py_err()
 }
 
+impl LmBitmap {
+    /// `f` of the bits: its own, or a copy of the row it views.
+    fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&Bitmap) -> R) -> PyResult<R> {
+        match &self.bits {
+            LmBits::Owned(bits) => Ok(f(bits)),
+            LmBits::Row { store, row } => Ok(f(&row_of(&store.bind(py).try_borrow()?.grid, *row))),
+        }
+    }
+
+    /// `f` on the bits: its own, or the row it views (changed on a copy,
+    /// written back).
+    fn write(&mut self, py: Python<'_>, f: impl FnOnce(&mut Bitmap)) -> PyResult<()> {
+        match &mut self.bits {
+            LmBits::Owned(bits) => f(bits),
+            LmBits::Row { store, row } => {
+                let mut store = store.bind(py).try_borrow_mut()?;
+                let mut bits = row_of(&store.grid, *row);
+                f(&mut bits);
+                store.grid.copy_row_from(*row, &bits).expect("the row keeps its length");
+            }
+        }
+        Ok(())
+    }
+
+    fn len(&self, py: Python<'_>) -> PyResult<usize> {
+        match &self.bits {
+            LmBits::Owned(bits) => Ok(bits.len()),
+            LmBits::Row { store, .. } => Ok(store.bind(py).try_borrow()?.grid.num_cols()),
+        }
+    }
+
+    /// A binary operator: `None` (`NotImplemented`) for an `other` that is
+    /// not a bitmap.
+    fn binary(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        op: fn(&mut Bitmap, &Bitmap) -> Result<(), bitmap_core::BitmapError>,
+        new: fn(&Bitmap, &Bitmap) -> Result<Bitmap, bitmap_core::BitmapError>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let Some(other) = AnyBitmap::operand(other)? else {
+            return Ok(py.NotImplemented());
+        };
+        // `slf`, not `&self`: see `PyBitmap::binary`.
+        let mine = AnyBitmap::borrow(slf.as_any())?;
+        let bits = truncating(py, &mine, &other, op, new)?;
+        Ok(Py::new(py, LmBitmap::from(bits))?.into_any())
+    }
+}
+
 #[pymethods]
 impl LmBitmap {
+    /// `Bitmap(size)`, `Bitmap(size, prefix_bits)` (LMCache's: bits
+    /// `[0, min(prefix_bits, size))` set), or `Bitmap(size, positions)`
+    /// with the positions `batched_set` takes (a list, tuple, range, numpy
+    /// integer array or numpy bool mask), in one call.
     #[new]
     #[pyo3(signature = (size, prefix_bits = None))]
     fn new(size: &Bound<'_, PyAny>, prefix_bits: Option<&Bound<'_, PyAny>>) -> PyResult<LmBitmap> {
         let len = args::size_t(size, "size")?;
-        let prefix = prefix_bits.map(|p| args::size_t(p, "prefix_bits")).transpose()?.unwrap_or(0);
         let mut bits = Bitmap::try_new(len).or_py_err()?;
-        bits.set_range(..prefix.min(len));
-        Ok(LmBitmap { bits })
+        match prefix_bits {
+            None => {}
+            Some(p) if p.is_instance_of::<pyo3::types::PyInt>() => {
+                let prefix = args::size_t(p, "prefix_bits")?;
+                bits.set_range(..prefix.min(len));
+            }
+            Some(positions) => Positions::read(positions, len)?.set_in(&mut bits),
+        }
+        Ok(LmBitmap::from(bits))
     }
 
-    fn set(&mut self, index: &Bound<'_, PyAny>) -> PyResult<()> {
-        if let Some(i) = args::lm_index(index, self.bits.len())? {
-            self.bits.set(i);
+    fn set(&mut self, py: Python<'_>, index: &Bound<'_, PyAny>) -> PyResult<()> {
+        match &mut self.bits {
+            LmBits::Owned(bits) => {
+                if let Some(i) = args::lm_index(index, bits.len())? {
+                    bits.set(i);
+                }
+            }
+            LmBits::Row { store, row } => {
+                let mut store = store.bind(py).try_borrow_mut()?;
+                if let Some(col) = args::lm_index(index, store.grid.num_cols())? {
+                    store.grid.set(*row, col);
+                }
+            }
         }
         Ok(())
     }
 
-    fn clear(&mut self, index: &Bound<'_, PyAny>) -> PyResult<()> {
-        if let Some(i) = args::lm_index(index, self.bits.len())? {
-            self.bits.clear(i);
+    fn clear(&mut self, py: Python<'_>, index: &Bound<'_, PyAny>) -> PyResult<()> {
+        match &mut self.bits {
+            LmBits::Owned(bits) => {
+                if let Some(i) = args::lm_index(index, bits.len())? {
+                    bits.clear(i);
+                }
+            }
+            LmBits::Row { store, row } => {
+                let mut store = store.bind(py).try_borrow_mut()?;
+                if let Some(col) = args::lm_index(index, store.grid.num_cols())? {
+                    store.grid.clear(*row, col);
+                }
+            }
         }
         Ok(())
     }
 
-    fn test(&self, index: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(args::lm_index(index, self.bits.len())?.is_some_and(|i| self.bits.test(i)))
+    fn test(&self, py: Python<'_>, index: &Bound<'_, PyAny>) -> PyResult<bool> {
+        match &self.bits {
+            LmBits::Owned(bits) => Ok(args::lm_index(index, bits.len())?.is_some_and(|i| bits.test(i))),
+            LmBits::Row { store, row } => {
+                let store = store.bind(py).try_borrow()?;
+                Ok(args::lm_index(index, store.grid.num_cols())?.is_some_and(|col| store.grid.test(*row, col)))
+            }
+        }
     }
 
-    /// Sets each index below the size and ignores the others. Every index
-    /// is converted first, so a bad one (negative, not an int) sets none.
-    fn batched_set(&mut self, indices: &Bound<'_, PyAny>) -> PyResult<()> {
-        let len = self.bits.len();
-        let checked =
-            indices.try_iter()?.map(|i| args::lm_index(&i?, len)).collect::<PyResult<Vec<Option<usize>>>>()?;
-        for i in checked.into_iter().flatten() {
-            self.bits.set(i);
-        }
-        Ok(())
+    /// Sets each position below the size and ignores the others: a list,
+    /// tuple, range, numpy integer array or numpy bool mask, in one call.
+    /// Every position is checked first, so a bad one (negative, not an
+    /// int) sets none.
+    fn batched_set(&mut self, py: Python<'_>, indices: &Bound<'_, PyAny>) -> PyResult<()> {
+        let positions = Positions::read(indices, self.len(py)?)?;
+        self.write(py, |bits| positions.set_in(bits))
     }
 
     /// Sets `[start, min(end, size))`; nothing if that is empty.
-    fn set_range(&mut self, start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn set_range(&mut self, py: Python<'_>, start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<()> {
         let (start, end) = (args::size_t(start, "start")?, args::size_t(end, "end")?);
-        let end = end.min(self.bits.len());
+        let end = end.min(self.len(py)?);
         if start < end {
-            self.bits.set_range(start..end);
+            self.write(py, |bits| bits.set_range(start..end))?;
         }
         Ok(())
     }
 
-    fn popcount(&self, py: Python<'_>) -> usize {
-        detach_if_large(py, self.bits.num_words(), || self.bits.popcount())
+    fn popcount(&self, py: Python<'_>) -> PyResult<usize> {
+        match &self.bits {
+            LmBits::Owned(bits) => Ok(detach_if_large(py, bits.num_words(), || bits.popcount())),
+            LmBits::Row { store, row } => Ok(store.bind(py).try_borrow()?.grid.row_popcount(*row)),
+        }
     }
 
-    fn count_leading_zeros(&self) -> usize {
-        self.bits.count_leading_zeros()
+    fn count_leading_zeros(&self, py: Python<'_>) -> PyResult<usize> {
+        self.read(py, Bitmap::count_leading_zeros)
     }
 
-    fn count_leading_ones(&self) -> usize {
-        self.bits.count_leading_ones()
+    fn count_leading_ones(&self, py: Python<'_>) -> PyResult<usize> {
+        match &self.bits {
+            LmBits::Owned(bits) => Ok(bits.count_leading_ones()),
+            LmBits::Row { store, row } => Ok(store.bind(py).try_borrow()?.grid.row_leading_ones(*row)),
+        }
     }
 
-    fn highest_set_bit(&self) -> i64 {
-        highest_set_bit(&self.bits)
+    fn highest_set_bit(&self, py: Python<'_>) -> PyResult<i64> {
+        self.read(py, highest_set_bit)
     }
 
-    // `slf`, not `&self`: see `PyBitmap::binary`.
     fn __and__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let py = slf.py();
-        let Some(other) = AnyBitmap::operand(other)? else {
-            return Ok(py.NotImplemented());
-        };
-        let bits =
-            truncating(py, &slf.try_borrow()?.bits, &other, Bitmap::try_intersect_with, Bitmap::try_intersection)?;
-        Ok(Py::new(py, LmBitmap { bits })?.into_any())
+        LmBitmap::binary(slf, other, Bitmap::try_intersect_with, Bitmap::try_intersection)
     }
 
-    // `slf`, not `&self`: see `PyBitmap::binary`.
     fn __or__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let py = slf.py();
-        let Some(other) = AnyBitmap::operand(other)? else {
-            return Ok(py.NotImplemented());
-        };
-        let bits = truncating(py, &slf.try_borrow()?.bits, &other, Bitmap::try_union_with, Bitmap::try_union)?;
-        Ok(Py::new(py, LmBitmap { bits })?.into_any())
+        LmBitmap::binary(slf, other, Bitmap::try_union_with, Bitmap::try_union)
     }
 
-    fn __invert__(&self, py: Python<'_>) -> LmBitmap {
-        LmBitmap { bits: detach_if_large(py, self.bits.num_words(), || !&self.bits) }
+    fn __invert__(&self, py: Python<'_>) -> PyResult<LmBitmap> {
+        let bits = self.read(py, |bits| detach_if_large(py, bits.num_words(), || !bits))?;
+        Ok(LmBitmap::from(bits))
     }
 
     fn get_indices_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        indices_list(py, &self.bits)
+        self.read(py, |bits| indices_list(py, bits))?
     }
 
     fn get_indices_set<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PySet>> {
-        PySet::new(py, indices(&self.bits)?)
+        PySet::new(py, self.read(py, indices)??)
     }
 
     /// `[items[i] for i in set bits if i < len(items)]`.
     fn gather<'py>(&self, py: Python<'py>, items: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        gather_items(py, &self.bits, items)
+        self.read(py, |bits| gather_items(py, bits, items))?
     }
 
-    fn size(&self) -> usize {
-        self.bits.len()
+    fn size(&self, py: Python<'_>) -> PyResult<usize> {
+        self.len(py)
     }
 
-    fn __len__(&self) -> usize {
-        self.bits.len()
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        self.len(py)
     }
 
-    fn copy(&self) -> LmBitmap {
-        self.clone()
+    /// A bitmap of its own with these bits (also of a row view: LMCache's
+    /// `copy` shares nothing).
+    fn copy(&self, py: Python<'_>) -> PyResult<LmBitmap> {
+        Ok(LmBitmap::from(self.to_bitmap(py)?))
     }
 
-    fn __copy__(&self) -> LmBitmap {
-        self.clone()
+    fn __copy__(&self, py: Python<'_>) -> PyResult<LmBitmap> {
+        self.copy(py)
     }
 
-    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> LmBitmap {
-        self.clone()
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<LmBitmap> {
+        self.copy(py)
     }
 
-    fn __repr__(&self) -> PyResult<String> {
-        bit_string(&self.bits)
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.read(py, bit_string)?
     }
 
-    fn __str__(&self) -> PyResult<String> {
-        bit_string(&self.bits)
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
+        self.read(py, bit_string)?
     }
 }

@@ -17,8 +17,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::args;
+use crate::bits::detach_if_large;
 use crate::errors::OrPyErr;
-use crate::flavor::{AnyBitmap, Flavor, detach_if_large};
+use crate::flavor::{AnyBitmap, Flavor};
 
 /// `bitplan.AdapterDescriptor`: an adapter's index, name and load weight.
 #[pyclass(frozen, name = "AdapterDescriptor", module = "bitplan")]
@@ -103,7 +104,7 @@ fn lookup_entries<'py>(lookup: &Bound<'py, PyAny>) -> PyResult<Vec<(usize, AnyBi
         let items = lookup.call_method0(pyo3::intern!(lookup.py(), "items")).map_err(|_| {
             PyTypeError::new_err(format!(
                 "expected a mapping of adapter index to Bitmap, got {}",
-                crate::flavor::type_name(lookup)
+                crate::bits::type_name(lookup)
             ))
         })?;
         for item in items.try_iter()? {

@@ -20,9 +20,9 @@
 use core::fmt;
 use std::io::{self, Write};
 
-use bitmap_core::Bitmap;
+use bitmap_core::{Bitmap, Ones};
 use prefetch_policy::{
-    DefaultGridPolicy, GridMap, GridPlan, GridPolicy, GridRequest, Keys, LoadPlan, PrefetchPolicy, RegistryError,
+    DefaultGridPolicy, Grid, GridMap, GridPlan, GridPolicy, GridRequest, Keys, LoadPlan, PrefetchPolicy, RegistryError,
     global_registry,
 };
 use serde::ser::{Serialize, SerializeStruct, Serializer};
@@ -194,7 +194,26 @@ struct GridMapJson<'a>(&'a GridMap);
 
 impl Serialize for GridMapJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_map(self.0.iter().map(|(index, grid)| (index, RowsJson(grid.rows()))))
+        serializer.collect_map(self.0.iter().map(|(index, grid)| (index, GridJson(grid))))
+    }
+}
+
+/// A grid as an array of its rows' set-bit index arrays.
+struct GridJson<'a>(&'a Grid);
+
+impl Serialize for GridJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let grid = self.0;
+        serializer.collect_seq((0..grid.num_rows()).map(|row| RowJson(grid.row_ones(row))))
+    }
+}
+
+/// One grid row's set columns (an iterator, serialized once).
+struct RowJson<'a>(Ones<'a>);
+
+impl Serialize for RowJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.clone())
     }
 }
 

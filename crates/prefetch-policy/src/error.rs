@@ -295,6 +295,20 @@ pub enum GridError {
         /// The grid's number of rows.
         rows: usize,
     },
+    /// A flat bitmap does not split into the rows asked for.
+    #[error("a flat bitmap of {len} bits does not split into {rows} rows of equal length")]
+    FlatLength {
+        /// The flat bitmap's length.
+        len: usize,
+        /// The rows asked for.
+        rows: usize,
+    },
+    /// A flat order other than `"chunk"` or `"row"`.
+    #[error("unknown flat order {name:?}: expected \"chunk\" or \"row\"")]
+    UnknownFlatOrder {
+        /// The name given.
+        name: String,
+    },
     /// A list of per-row items (keys to gather) has a length other than the
     /// grid's: rows × columns.
     #[error("expected {expected} items, got {actual}")]

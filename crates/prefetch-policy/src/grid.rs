@@ -6,16 +6,22 @@
 //! `grid/map.rs`, the grid plan in `grid/plan.rs` and its policies in
 //! `grid/policy.rs`.
 
+use core::borrow::Borrow;
 use core::fmt;
+use core::ops::{Bound, Range, RangeBounds};
 
-use bitmap_core::{Bitmap, Gather};
+use bitmap_core::{Bitmap, Ones, kernel};
 
 use crate::error::GridError;
 
+mod hit;
 pub(crate) mod map;
+mod moves;
 mod ops;
 pub(crate) mod plan;
 pub(crate) mod policy;
+
+pub use moves::FlatOrder;
 
 /// A grid of bits: `rows` rows of `cols` bits each, LMCache's `Bitmap2D`.
 ///
@@ -23,21 +29,28 @@ pub(crate) mod policy;
 /// request and column `c` its chunk `c`, so a grid is the set of cells
 /// (keys) an L1 manager or an L2 adapter holds, or a plan loads.
 ///
-/// Every row has exactly [`num_cols`](Grid::num_cols) bits: the
-/// constructors check it and no method changes one row's length alone. A
-/// grid without rows has the shape `(0, 0)`, as `Bitmap2D([])` does.
+/// # Layout
+///
+/// The cells live in one buffer of `u64` words, row after row: row `r` is
+/// [`row_words(r)`](Grid::row_words), the [`words_per_row`](Grid::words_per_row)
+/// words from `r × words_per_row`, with the bits of its last word past
+/// `cols` clear. One buffer rather than a bitmap per row, because a
+/// controller's grids are small and many: a 64 × 24 grid is 64 words, and
+/// a union of two is one allocation and one kernel call over all of them,
+/// where a row of bitmaps made 64 of each (as LMCache's list of rows does).
+///
+/// A grid without rows has the shape `(0, 0)`, as `Bitmap2D([])` does.
 ///
 /// The operators `|` (union, LMCache's `+`), `&` and `-` (and-not) work
 /// on owned and borrowed grids with their assign forms, reusing an owned
-/// operand's buffers; like `Bitmap`'s they panic on a shape mismatch (a
+/// operand's buffer; like `Bitmap`'s they panic on a shape mismatch (a
 /// caller bug), and the named `try_` forms return [`GridError`] instead.
 ///
 /// # Reuse
 ///
-/// [`reset`](Grid::reset) and [`copy_from`](Grid::copy_from) keep the row
-/// buffers, including the rows past a smaller shape, so a grid used for
-/// request after request stops allocating once it has held the largest
-/// shape.
+/// [`reset`](Grid::reset) and [`copy_from`](Grid::copy_from) keep the
+/// buffer, so a grid used for request after request stops allocating once
+/// it has held the largest shape.
 ///
 /// ```
 /// use prefetch_policy::Grid;
@@ -60,17 +73,35 @@ pub(crate) mod policy;
 /// ```
 #[derive(Default)]
 pub struct Grid {
-    /// `rows[..live]` are the rows, each `cols` bits; `rows[live..]` are
-    /// spare buffers kept for a later, taller shape.
-    rows: Vec<Bitmap>,
-    live: usize,
+    /// `rows × words_per_row(cols)` words, row after row; the buffer's
+    /// capacity past them is kept for a later, larger shape.
+    words: Vec<u64>,
+    rows: usize,
     cols: usize,
+}
+
+/// The words one row of `cols` bits takes.
+#[inline]
+const fn words_per_row(cols: usize) -> usize {
+    cols.div_ceil(64)
+}
+
+/// The mask of the bits of a row's last word below `cols` (all ones for a
+/// multiple of 64).
+#[inline]
+pub(crate) const fn last_word_mask(cols: usize) -> u64 {
+    if cols.is_multiple_of(64) { !0 } else { (1u64 << (cols % 64)) - 1 }
 }
 
 /// # Construction and reuse
 impl Grid {
     /// A grid of `rows` rows of `cols` clear bits (LMCache's
     /// `Bitmap2D.zeros`).
+    ///
+    /// # Panics
+    ///
+    /// If `rows × cols` bits do not fit in memory's address space (a
+    /// caller that takes sizes from outside checks them first).
     pub fn zeros(rows: usize, cols: usize) -> Grid {
         let mut grid = Grid::default();
         grid.reset(rows, cols);
@@ -79,7 +110,7 @@ impl Grid {
 
     /// The grid without rows, shape `(0, 0)`; allocates nothing.
     pub const fn empty() -> Grid {
-        Grid { rows: Vec::new(), live: 0, cols: 0 }
+        Grid { words: Vec::new(), rows: 0, cols: 0 }
     }
 
     /// A grid of `rows`, which must all have the same length.
@@ -89,12 +120,25 @@ impl Grid {
     /// [`GridError::RaggedRows`] for the first row whose length differs
     /// from row 0's.
     pub fn from_rows(rows: Vec<Bitmap>) -> Result<Grid, GridError> {
-        let cols = rows.first().map_or(0, Bitmap::len);
-        if let Some((row, bits)) = rows.iter().enumerate().find(|(_, bits)| bits.len() != cols) {
-            return Err(GridError::RaggedRows { row, len: bits.len(), expected: cols });
+        Grid::from_row_slice(&rows)
+    }
+
+    /// [`from_rows`](Grid::from_rows) from borrowed rows (copied into the
+    /// grid's buffer).
+    ///
+    /// # Errors
+    ///
+    /// As [`from_rows`](Grid::from_rows).
+    pub fn from_row_slice<B: Borrow<Bitmap>>(rows: &[B]) -> Result<Grid, GridError> {
+        let cols = rows.first().map_or(0, |row| row.borrow().len());
+        if let Some((row, len)) = rows.iter().map(|row| row.borrow().len()).enumerate().find(|&(_, len)| len != cols) {
+            return Err(GridError::RaggedRows { row, len, expected: cols });
         }
-        let live = rows.len();
-        Ok(Grid { rows, live, cols })
+        let mut words = Vec::with_capacity(rows.len() * words_per_row(cols));
+        for row in rows {
+            words.extend_from_slice(row.borrow().as_words());
+        }
+        Ok(Grid { words, rows: rows.len(), cols: if rows.is_empty() { 0 } else { cols } })
     }
 
     /// A grid of `rows` rows of `cols` bits whose row `r` holds the bits of
@@ -106,57 +150,71 @@ impl Grid {
     /// assert_eq!(diagonal.to_string(), "[100, 010, 001]");
     /// ```
     pub fn from_fn(rows: usize, cols: usize, mut cells: impl FnMut(usize, usize) -> bool) -> Grid {
-        let rows: Vec<Bitmap> = (0..rows).map(|r| (0..cols).map(|c| cells(r, c)).collect()).collect();
-        let live = rows.len();
-        Grid { rows, live, cols: if live == 0 { 0 } else { cols } }
+        let mut grid = Grid::zeros(rows, cols);
+        for r in 0..rows {
+            for c in 0..cols {
+                if cells(r, c) {
+                    grid.set(r, c);
+                }
+            }
+        }
+        grid
     }
 
-    /// Makes this `rows` × `cols` clear bits, reusing the row buffers: no
-    /// allocation if the grid has held at least `rows` rows of at least
-    /// `cols` bits.
+    /// Makes this `rows` × `cols` clear bits, reusing the buffer: no
+    /// allocation if the grid has held at least as many words.
     pub fn reset(&mut self, rows: usize, cols: usize) {
-        if self.rows.len() < rows {
-            self.rows.resize_with(rows, || Bitmap::new(cols));
+        let cols = if rows == 0 { 0 } else { cols };
+        let len = rows.checked_mul(words_per_row(cols)).expect("prefetch-policy: grid size overflows usize");
+        if len > self.words.capacity() {
+            // Fresh memory comes zeroed from the allocator (`calloc`), which
+            // for a large grid is pages not yet touched, not a pass of
+            // stores.
+            self.words = vec![0; len];
+        } else {
+            self.words.clear();
+            self.words.resize(len, 0);
         }
-        for row in &mut self.rows[..rows] {
-            row.reset(cols);
-        }
-        self.live = rows;
-        self.cols = if rows == 0 { 0 } else { cols };
+        self.rows = rows;
+        self.cols = cols;
     }
 
-    /// Makes this a copy of `other`, reusing the row buffers.
+    /// Makes this a copy of `other`, reusing the buffer.
     pub fn copy_from(&mut self, other: &Grid) {
-        if self.rows.len() < other.live {
-            self.rows.resize_with(other.live, Bitmap::empty);
-        }
-        for (row, source) in self.rows.iter_mut().zip(other.rows()) {
-            row.copy_from(source);
-        }
-        self.live = other.live;
+        self.words.clear();
+        self.words.extend_from_slice(&other.words);
+        self.rows = other.rows;
         self.cols = other.cols;
     }
 
-    /// Frees the spare row buffers.
+    /// Frees the buffer's capacity past the current shape.
     pub fn release_spares(&mut self) {
-        self.rows.truncate(self.live);
-        self.rows.shrink_to_fit();
-    }
-
-    /// The rows, mutably, for the crate's own writers: they keep every
-    /// row's length at `cols` (or set `cols` to match).
-    pub(crate) fn rows_mut(&mut self) -> &mut [Bitmap] {
-        &mut self.rows[..self.live]
+        self.words.shrink_to_fit();
     }
 
     /// Makes the grid `rows` × `cols` if it has another shape (clearing
     /// it); leaves it as it is if it has that shape already, for a caller
     /// that overwrites every word.
     pub(crate) fn ensure_shape(&mut self, rows: usize, cols: usize) {
-        // Every row has `cols` bits (the invariant), so the shape says it all.
         if self.shape() != Grid::zeros_shape(rows, cols) {
             self.reset(rows, cols);
         }
+    }
+
+    /// The whole buffer, mutably, for the crate's writers: they keep every
+    /// row's bits past `cols` clear.
+    #[inline]
+    pub(crate) fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.words
+    }
+
+    /// Row `row`'s words, mutably (same contract as
+    /// [`words_mut`](Grid::words_mut)).
+    #[inline]
+    #[track_caller]
+    pub(crate) fn row_words_mut(&mut self, row: usize) -> &mut [u64] {
+        let range = self.row_range(row);
+        &mut self.words[range]
     }
 }
 
@@ -165,13 +223,13 @@ impl Grid {
     /// `(rows, cols)`; `(0, 0)` for a grid without rows.
     #[inline]
     pub fn shape(&self) -> (usize, usize) {
-        (self.live, self.cols)
+        (self.rows, self.cols)
     }
 
     /// The number of rows.
     #[inline]
     pub fn num_rows(&self) -> usize {
-        self.live
+        self.rows
     }
 
     /// The number of bits of each row.
@@ -183,42 +241,103 @@ impl Grid {
     /// The number of cells, rows × cols.
     #[inline]
     pub fn num_cells(&self) -> usize {
-        self.live * self.cols
+        self.rows * self.cols
     }
 
     /// Whether the grid has no rows (LMCache's `len(grid) == 0`).
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.live == 0
+        self.rows == 0
     }
 
-    /// The rows, in order.
+    /// The words each row takes in the buffer: `cols.div_ceil(64)`.
     #[inline]
-    pub fn rows(&self) -> &[Bitmap] {
-        &self.rows[..self.live]
+    pub fn words_per_row(&self) -> usize {
+        words_per_row(self.cols)
     }
 
-    /// Row `row`, or `None` past the last row.
+    /// The buffer: the rows' words, row after row (see the type's docs).
     #[inline]
-    pub fn row(&self, row: usize) -> Option<&Bitmap> {
-        self.rows().get(row)
+    pub fn as_words(&self) -> &[u64] {
+        &self.words
+    }
+
+    #[inline]
+    #[track_caller]
+    fn row_range(&self, row: usize) -> Range<usize> {
+        assert!(row < self.rows, "prefetch-policy: row {row} is out of range for a grid of {} rows", self.rows);
+        let stride = self.words_per_row();
+        row * stride..(row + 1) * stride
+    }
+
+    /// Row `row`'s words: `cols` bits, bit `c` in word `c / 64`, the bits
+    /// past `cols` clear.
+    ///
+    /// # Panics
+    ///
+    /// If `row` is not below [`num_rows`](Grid::num_rows).
+    #[inline]
+    #[track_caller]
+    pub fn row_words(&self, row: usize) -> &[u64] {
+        &self.words[self.row_range(row)]
+    }
+
+    /// The rows' words in order.
+    pub fn row_slices(&self) -> impl ExactSizeIterator<Item = &[u64]> + Clone + '_ {
+        (0..self.rows).map(move |row| self.row_words(row))
+    }
+
+    /// A copy of row `row` as a bitmap, or `None` past the last row.
+    pub fn row(&self, row: usize) -> Option<Bitmap> {
+        (row < self.rows).then(|| self.row_bitmap(row))
+    }
+
+    #[track_caller]
+    fn row_bitmap(&self, row: usize) -> Bitmap {
+        Bitmap::from_word_slice(self.cols, self.row_words(row)).expect("a row is its columns' words, tail clear")
+    }
+
+    /// Copies of the rows, as bitmaps.
+    pub fn to_rows(&self) -> Vec<Bitmap> {
+        (0..self.rows).map(|row| self.row_bitmap(row)).collect()
     }
 
     /// Whether cell (`row`, `col`) is set; `false` outside the grid (as
     /// LMCache's `test` past the end).
     #[inline]
     pub fn test(&self, row: usize, col: usize) -> bool {
-        self.row(row).and_then(|bits| bits.get(col)).unwrap_or(false)
+        row < self.rows && col < self.cols && self.row_words(row)[col / 64] >> (col % 64) & 1 == 1
     }
 
     /// The number of set cells.
     pub fn popcount(&self) -> usize {
-        self.rows().iter().map(Bitmap::popcount).sum()
+        kernel::popcount(&self.words) as usize
+    }
+
+    /// The number of set cells of row `row`.
+    ///
+    /// # Panics
+    ///
+    /// If `row` is not below [`num_rows`](Grid::num_rows).
+    #[track_caller]
+    pub fn row_popcount(&self, row: usize) -> usize {
+        kernel::popcount(self.row_words(row)) as usize
+    }
+
+    /// The run of set cells from column 0 of row `row` (its
+    /// `count_leading_ones`).
+    ///
+    /// # Panics
+    ///
+    /// If `row` is not below [`num_rows`](Grid::num_rows).
+    #[track_caller]
+    pub fn row_leading_ones(&self, row: usize) -> usize {
+        crate::hybrid::leading_ones(self.row_words(row), self.cols)
     }
 
     /// Whether any cell is set.
     pub fn any(&self) -> bool {
-        self.rows().iter().any(Bitmap::any)
+        kernel::position_nonzero(&self.words).is_some()
     }
 
     /// Whether no cell is set.
@@ -226,15 +345,25 @@ impl Grid {
         !self.any()
     }
 
+    /// The set columns of row `row`, ascending.
+    ///
+    /// # Panics
+    ///
+    /// If `row` is not below [`num_rows`](Grid::num_rows).
+    #[track_caller]
+    pub fn row_ones(&self, row: usize) -> Ones<'_> {
+        Ones::over_words(self.row_words(row))
+    }
+
     /// Each row's set columns, ascending: the grid in the CLI's
     /// `[[indices], …]` shape.
     pub fn to_index_lists(&self) -> Vec<Vec<usize>> {
-        self.rows().iter().map(Bitmap::to_indices).collect()
+        (0..self.rows).map(|row| self.row_ones(row).collect()).collect()
     }
 
     /// The set cells as `(row, col)`, row by row.
     pub fn cells(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        self.rows().iter().enumerate().flat_map(|(r, bits)| bits.ones().map(move |c| (r, c)))
+        (0..self.rows).flat_map(move |r| self.row_ones(r).map(move |c| (r, c)))
     }
 
     /// The items of row `row` whose bits are set: `&items[c]` for each set
@@ -245,9 +374,18 @@ impl Grid {
     /// [`GridError::RowOutOfRange`] for a row past the last one,
     /// [`GridError::ItemCountMismatch`] if `items` does not have
     /// [`num_cols`](Grid::num_cols) items.
-    pub fn gather_row<'a, T>(&self, row: usize, items: &'a [T]) -> Result<Gather<'_, 'a, T>, GridError> {
-        let bits = self.row(row).ok_or(GridError::RowOutOfRange { row, rows: self.live })?;
-        bits.try_gather(items).map_err(|_| GridError::ItemCountMismatch { expected: self.cols, actual: items.len() })
+    pub fn gather_row<'a, T>(
+        &self,
+        row: usize,
+        items: &'a [T],
+    ) -> Result<impl Iterator<Item = &'a T> + use<'_, 'a, T>, GridError> {
+        if row >= self.rows {
+            return Err(GridError::RowOutOfRange { row, rows: self.rows });
+        }
+        if items.len() != self.cols {
+            return Err(GridError::ItemCountMismatch { expected: self.cols, actual: items.len() });
+        }
+        Ok(self.row_ones(row).map(move |c| &items[c]))
     }
 
     /// [`gather_row`](Grid::gather_row) for every row: `keys[r]` are row
@@ -258,10 +396,35 @@ impl Grid {
     /// [`GridError::ItemCountMismatch`] if there is not one item list per
     /// row, or a list does not have [`num_cols`](Grid::num_cols) items.
     pub fn gather_rows<'a, T, K: AsRef<[T]>>(&self, keys: &'a [K]) -> Result<Vec<Vec<&'a T>>, GridError> {
-        if keys.len() != self.live {
-            return Err(GridError::ItemCountMismatch { expected: self.live, actual: keys.len() });
+        self.check_key_rows(keys.len())?;
+        (0..self.rows).zip(keys).map(|(row, items)| Ok(self.gather_row(row, items.as_ref())?.collect())).collect()
+    }
+
+    /// The items of every set cell in one list, row by row (LMCache's
+    /// controller's `_gather_keys`): `keys[r][c]` for each set `(r, c)`.
+    ///
+    /// ```
+    /// use prefetch_policy::Grid;
+    /// let grid = Grid::from_fn(2, 3, |r, c| (r + c) % 2 == 0);
+    /// let keys = [["a", "b", "c"], ["d", "e", "f"]];
+    /// assert_eq!(grid.gather_flat(&keys)?, [&"a", &"c", &"e"]);
+    /// # Ok::<(), prefetch_policy::GridError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`gather_rows`](Grid::gather_rows).
+    pub fn gather_flat<'a, T, K: AsRef<[T]>>(&self, keys: &'a [K]) -> Result<Vec<&'a T>, GridError> {
+        self.check_key_rows(keys.len())?;
+        let mut out = Vec::with_capacity(self.popcount());
+        for (row, items) in keys.iter().enumerate() {
+            out.extend(self.gather_row(row, items.as_ref())?);
         }
-        (0..self.live).zip(keys).map(|(row, items)| Ok(self.gather_row(row, items.as_ref())?.collect())).collect()
+        Ok(out)
+    }
+
+    fn check_key_rows(&self, rows: usize) -> Result<(), GridError> {
+        if rows == self.rows { Ok(()) } else { Err(GridError::ItemCountMismatch { expected: self.rows, actual: rows }) }
     }
 }
 
@@ -269,28 +432,40 @@ impl Grid {
 impl Grid {
     /// Sets cell (`row`, `col`); a no-op outside the grid (as LMCache's
     /// `set` past the end; `Bitmap::set` would panic).
+    #[inline]
     pub fn set(&mut self, row: usize, col: usize) {
-        if let Some(bits) = self.rows_mut().get_mut(row)
-            && col < bits.len()
-        {
-            bits.set(col);
+        if row < self.rows && col < self.cols {
+            self.row_words_mut(row)[col / 64] |= 1 << (col % 64);
         }
     }
 
     /// Clears cell (`row`, `col`); a no-op outside the grid.
+    #[inline]
     pub fn clear(&mut self, row: usize, col: usize) {
-        if let Some(bits) = self.rows_mut().get_mut(row)
-            && col < bits.len()
-        {
-            bits.clear(col);
+        if row < self.rows && col < self.cols {
+            self.row_words_mut(row)[col / 64] &= !(1 << (col % 64));
         }
     }
 
     /// Sets the columns of `range` in row `row` (clamped to the row, as
     /// `Bitmap::set_range` is); a no-op for a row past the last.
-    pub fn set_range(&mut self, row: usize, range: impl core::ops::RangeBounds<usize>) {
-        if let Some(bits) = self.rows_mut().get_mut(row) {
-            bits.set_range(range);
+    pub fn set_range(&mut self, row: usize, range: impl RangeBounds<usize>) {
+        if row >= self.rows {
+            return;
+        }
+        let lo = match range.start_bound() {
+            Bound::Included(&lo) => lo,
+            Bound::Excluded(&lo) => lo.saturating_add(1),
+            Bound::Unbounded => 0,
+        };
+        let hi = match range.end_bound() {
+            Bound::Included(&hi) => hi.saturating_add(1),
+            Bound::Excluded(&hi) => hi,
+            Bound::Unbounded => self.cols,
+        }
+        .min(self.cols);
+        if lo < hi {
+            fill_bits(self.row_words_mut(row), lo, hi);
         }
     }
 
@@ -303,19 +478,46 @@ impl Grid {
     /// `(1, bits.len())`); the grid is unchanged.
     pub fn copy_row_from(&mut self, row: usize, bits: &Bitmap) -> Result<(), GridError> {
         let (rows, cols) = self.shape();
-        let target = self.rows_mut().get_mut(row).ok_or(GridError::RowOutOfRange { row, rows })?;
+        if row >= rows {
+            return Err(GridError::RowOutOfRange { row, rows });
+        }
         if bits.len() != cols {
             return Err(GridError::ShapeMismatch { left: (1, cols), right: (1, bits.len()) });
         }
-        target.copy_from(bits);
+        self.row_words_mut(row).copy_from_slice(bits.as_words());
         Ok(())
+    }
+
+    /// Sets every cell (LMCache's `ones_like`).
+    pub fn set_all(&mut self) {
+        let (stride, mask) = (self.words_per_row(), last_word_mask(self.cols));
+        self.words.fill(!0);
+        if stride > 0 {
+            for row in self.words.chunks_exact_mut(stride) {
+                row[stride - 1] = mask;
+            }
+        }
+    }
+}
+
+/// Sets bits `lo..hi` (`lo < hi`) of `words`.
+fn fill_bits(words: &mut [u64], lo: usize, hi: usize) {
+    let (first, last) = (lo / 64, (hi - 1) / 64);
+    let low = !0u64 << (lo % 64);
+    let high = last_word_mask(hi);
+    if first == last {
+        words[first] |= low & high;
+    } else {
+        words[first] |= low;
+        words[first + 1..last].fill(!0);
+        words[last] |= high;
     }
 }
 
 impl Clone for Grid {
-    /// Clones the rows, not the spare buffers.
+    /// One allocation: the rows' words, without the spare capacity.
     fn clone(&self) -> Grid {
-        Grid { rows: self.rows().to_vec(), live: self.live, cols: self.cols }
+        Grid { words: self.words.clone(), rows: self.rows, cols: self.cols }
     }
 
     fn clone_from(&mut self, source: &Grid) {
@@ -324,9 +526,9 @@ impl Clone for Grid {
 }
 
 impl PartialEq for Grid {
-    /// Same shape and same cells (spare buffers do not count).
+    /// Same shape and same cells (spare capacity does not count).
     fn eq(&self, other: &Grid) -> bool {
-        self.shape() == other.shape() && self.rows() == other.rows()
+        self.shape() == other.shape() && self.words == other.words
     }
 }
 
@@ -336,11 +538,14 @@ impl fmt::Display for Grid {
     /// The rows as bit strings (bit 0 first) in brackets: `[0110, 1000]`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("[")?;
-        for (r, row) in self.rows().iter().enumerate() {
-            if r > 0 {
+        for row in 0..self.rows {
+            if row > 0 {
                 f.write_str(", ")?;
             }
-            fmt::Display::fmt(row, f)?;
+            let words = self.row_words(row);
+            for col in 0..self.cols {
+                f.write_str(if words[col / 64] >> (col % 64) & 1 == 1 { "1" } else { "0" })?;
+            }
         }
         f.write_str("]")
     }
@@ -404,20 +609,62 @@ mod tests {
     }
 
     #[test]
-    fn reset_keeps_spare_rows() {
+    fn reset_keeps_the_buffer() {
         let mut g = Grid::zeros(4, 128);
         g.set(3, 127);
+        let buffer = g.words.as_ptr();
         g.reset(1, 64);
         assert_eq!(g.shape(), (1, 64));
-        assert_eq!(g.rows.len(), 4);
+        assert_eq!(g.words.capacity(), 8);
         g.reset(4, 100);
         assert!(g.none());
+        assert_eq!(g.words.as_ptr(), buffer);
         let copy = grid(&["01", "10"]);
         g.copy_from(&copy);
         assert_eq!(g, copy);
-        assert_eq!(g.rows.len(), 4);
+        assert_eq!((g.words.len(), g.words.capacity()), (2, 8));
         g.release_spares();
-        assert_eq!(g.rows.len(), 2);
+        assert_eq!(g.words.capacity(), 2);
+    }
+
+    #[test]
+    fn rows_live_in_one_buffer_with_clear_tails() {
+        let mut g = Grid::zeros(3, 70);
+        g.set_range(1, 60..);
+        g.set_all();
+        assert_eq!(g.words_per_row(), 2);
+        assert_eq!(g.as_words(), [!0, 0x3f, !0, 0x3f, !0, 0x3f]);
+        assert_eq!(g.row_popcount(2), 70);
+        let mut h = Grid::zeros(2, 130);
+        h.set_range(0, 3..129);
+        assert_eq!(h.row_words(0), [!0 << 3, !0, 1]);
+        assert_eq!(h.row_leading_ones(0), 0);
+        h.set_range(1, ..65);
+        assert_eq!(h.row_leading_ones(1), 65);
+        assert_eq!(h.row(1).unwrap(), Bitmap::with_prefix(130, 65));
+        assert_eq!(h.row(2), None);
+        assert_eq!(Grid::from_rows(h.to_rows()).unwrap(), h);
+        assert_eq!(Grid::zeros(2, 0).as_words(), [0u64; 0]);
+    }
+
+    #[test]
+    fn ranges_clamp_to_the_row() {
+        let mut g = Grid::zeros(1, 10);
+        g.set_range(0, 8..=20);
+        g.set_range(0, 3..3);
+        g.set_range(0, ..=1);
+        assert_eq!(g.to_string(), "[1100000011]");
+        g.set_range(5, ..); // no such row: nothing
+        assert_eq!(g.popcount(), 4);
+    }
+
+    #[test]
+    fn gather_flat_is_the_rows_gathers_in_order() {
+        let g = grid(&["101", "010"]);
+        let keys = [["a", "b", "c"], ["d", "e", "f"]];
+        assert_eq!(g.gather_flat(&keys).unwrap(), [&"a", &"c", &"e"]);
+        assert_eq!(g.gather_flat(&keys[..1]).unwrap_err(), GridError::ItemCountMismatch { expected: 2, actual: 1 });
+        assert!(g.gather_flat(&[["x"], ["y"]]).is_err());
     }
 
     #[test]
@@ -426,7 +673,7 @@ mod tests {
         let keys = [["a", "b", "c"], ["d", "e", "f"]];
         assert_eq!(g.gather_rows(&keys).unwrap(), [vec![&"a", &"c"], vec![&"e"]]);
         assert_eq!(g.gather_row(1, &keys[1]).unwrap().collect::<Vec<_>>(), [&"e"]);
-        assert_eq!(g.gather_row(2, &keys[1]).unwrap_err(), GridError::RowOutOfRange { row: 2, rows: 2 });
+        assert_eq!(g.gather_row(2, &keys[1]).err(), Some(GridError::RowOutOfRange { row: 2, rows: 2 }));
         assert_eq!(g.gather_row(0, &["x"]).err(), Some(GridError::ItemCountMismatch { expected: 3, actual: 1 }));
         assert_eq!(g.gather_rows(&keys[..1]).unwrap_err(), GridError::ItemCountMismatch { expected: 2, actual: 1 });
     }

@@ -158,10 +158,10 @@ pub use balanced::{BalancedPolicy, MAX_DENSE_PARTICIPANTS, plan_balanced_into};
 pub use controller::PrefetchDecision;
 pub use error::{GridError, KeyError, KeyField, PlanError, PlanViolation, RegistryError, WeightError};
 pub use first_wins::{MAX_INLINE_ADAPTERS, PARALLEL_THRESHOLD_WORDS, Parallelism, plan_first_wins_into};
-pub use grid::Grid;
 pub use grid::map::GridMap;
 pub use grid::plan::{FetchingPolicy, GridPlan, GridRequest, UnknownFetchingPolicy, plan_grid, plan_grid_into};
 pub use grid::policy::{DefaultGridPolicy, GridPolicy, RetainGridPolicy};
+pub use grid::{FlatOrder, Grid};
 pub use hybrid::{
     FULL_ATTENTION_WINDOW, FoldWorkspace, HybridError, TrimPolicy, chunk_count, fold, fold_grouped, fold_grouped_into,
     fold_into, fold_unfold, fold_unfold_grouped, fold_unfold_grouped_into, fold_unfold_ranked, fold_unfold_ranked_into,

@@ -201,7 +201,7 @@ proptest! {
         for (_, grid) in l1.iter().chain(l2.iter()) {
             found |= grid;
         }
-        let (hit, mask) = prefetch_policy::fold_unfold_grouped(found.rows(), &case.windows).unwrap();
+        let (hit, mask) = prefetch_policy::fold_unfold_grouped(&found.to_rows(), &case.windows).unwrap();
         prop_assert_eq!(plan.hit(), hit);
         let needed = Grid::from_rows(mask).unwrap() & &found;
         prop_assert_eq!(plan.merged(), needed);

@@ -1,5 +1,6 @@
-//! The grid operations: union, intersection and and-not, row by row on
-//! bitmap-core's kernels, as named in-place methods with `try_` forms and
+//! The grid operations: union, intersection and and-not, each one kernel
+//! call over the grid's whole buffer (the rows' words are contiguous and
+//! their tails clear on both sides, so the rows need no loop of their own), as named in-place methods with `try_` forms and
 //! as the operators `|`, `&`, `-` for every owned/borrowed combination with
 //! their assign forms.
 //!
@@ -9,7 +10,7 @@
 
 use core::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, Sub, SubAssign};
 
-use bitmap_core::Bitmap;
+use bitmap_core::kernel;
 
 use crate::error::GridError;
 use crate::grid::Grid;
@@ -37,12 +38,10 @@ impl Grid {
         }
     }
 
-    /// Applies `op` to each pair of rows; shapes already checked.
+    /// Applies the kernel `op` to the two buffers; shapes already checked.
     #[inline]
-    fn zip_rows(&mut self, other: &Grid, op: fn(&mut Bitmap, &Bitmap)) {
-        for (row, source) in self.rows_mut().iter_mut().zip(other.rows()) {
-            op(row, source);
-        }
+    fn zip_words(&mut self, other: &Grid, op: fn(&mut [u64], &[u64])) {
+        op(self.words_mut(), other.as_words());
     }
 }
 
@@ -79,7 +78,7 @@ macro_rules! in_place {
                 #[track_caller]
                 pub fn $name(&mut self, other: &Grid) {
                     self.assert_same_shape(other);
-                    self.zip_rows(other, $row_op);
+                    self.zip_words(other, $row_op);
                 }
 
                 $(#[$doc])*
@@ -91,7 +90,7 @@ macro_rules! in_place {
                 #[inline]
                 pub fn $try_name(&mut self, other: &Grid) -> Result<(), GridError> {
                     self.check_same_shape(other)?;
-                    self.zip_rows(other, $row_op);
+                    self.zip_words(other, $row_op);
                     Ok(())
                 }
             )*
@@ -101,11 +100,11 @@ macro_rules! in_place {
 
 in_place! {
     /// Adds the cells set in `other` (`self |= other`; LMCache's `+=`).
-    fn union_with / try_union_with => Bitmap::union_with;
+    fn union_with / try_union_with => kernel::or_assign;
     /// Keeps only the cells also set in `other` (`self &= other`).
-    fn intersect_with / try_intersect_with => Bitmap::intersect_with;
+    fn intersect_with / try_intersect_with => kernel::and_assign;
     /// Removes the cells set in `other` (`self -= other`, `self &= !other`).
-    fn difference_with / try_difference_with => Bitmap::difference_with;
+    fn difference_with / try_difference_with => kernel::and_not_assign;
 }
 
 /// One operator for the four owned/borrowed combinations and its assign
@@ -157,10 +156,8 @@ macro_rules! operator {
             #[track_caller]
             fn $op(self, mut rhs: Grid) -> Grid {
                 self.assert_same_shape(&rhs);
-                let into_rhs: fn(&Bitmap, &mut Bitmap) = $into_rhs;
-                for (row, lhs) in rhs.rows_mut().iter_mut().zip(self.rows()) {
-                    into_rhs(lhs, row);
-                }
+                let into_rhs: fn(&[u64], &mut [u64]) = $into_rhs;
+                into_rhs(self.as_words(), rhs.words_mut());
                 rhs
             }
         }
@@ -205,12 +202,13 @@ macro_rules! operator {
     };
 }
 
-operator!(BitOr::bitor, BitOrAssign::bitor_assign, union_with, |lhs, rhs| rhs.union_with(lhs));
-operator!(BitAnd::bitand, BitAndAssign::bitand_assign, intersect_with, |lhs, rhs| rhs.intersect_with(lhs));
-// `lhs - rhs` into `rhs`'s buffer: `Bitmap`'s `&a - b` computes into `b`'s.
+operator!(BitOr::bitor, BitOrAssign::bitor_assign, union_with, |lhs, rhs| kernel::or_assign(rhs, lhs));
+operator!(BitAnd::bitand, BitAndAssign::bitand_assign, intersect_with, |lhs, rhs| kernel::and_assign(rhs, lhs));
+// `lhs - rhs` into `rhs`'s buffer: `!rhs & lhs`. The NOT sets the rows'
+// tail bits, and the AND with `lhs`, whose tails are clear, clears them.
 operator!(Sub::sub, SubAssign::sub_assign, difference_with, |lhs, rhs| {
-    let taken = core::mem::take(rhs);
-    *rhs = lhs - taken;
+    kernel::not_assign(rhs);
+    kernel::and_assign(rhs, lhs);
 });
 
 #[cfg(test)]

@@ -27,11 +27,11 @@
 use core::fmt;
 use core::str::FromStr;
 
-use bitmap_core::{Bitmap, WordsMut, kernel};
+use bitmap_core::{Bitmap, kernel};
 
-use crate::grid::Grid;
 use crate::grid::map::GridMap;
-use crate::hybrid::{FoldWorkspace, HybridError, fold_grouped_into, sliding, unfold_range};
+use crate::grid::{Grid, last_word_mask};
+use crate::hybrid::{FoldWorkspace, HybridError, fold_word_rows_into, sliding, unfold_range};
 
 /// Which cells a request needs: LMCache's `FetchingPolicy`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -200,7 +200,7 @@ impl GridPlan {
                     if hit == 0 {
                         break;
                     }
-                    hit = hit.min(leading_ones_of_union(entries().map(|grid| grid.rows()[row].as_words()), hit));
+                    hit = hit.min(leading_ones_of_union(entries().map(|grid| grid.row_words(row)), hit));
                 }
                 hit
             }
@@ -316,9 +316,9 @@ pub fn plan_grid_into(request: &GridRequest<'_>, plan: &mut GridPlan) -> Result<
         // it from the plan when asked): the first-wins split of the tiers,
         // row by row, into the plan's grids.
         for row in 0..rows {
-            let inputs = locked().map(|grid| grid.rows()[row].as_words());
+            let inputs = locked().map(|grid| grid.row_words(row));
             let outputs =
-                plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()).map(|(_, g)| &mut g.rows_mut()[row]);
+                plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()).map(|(_, g)| g.row_words_mut(row));
             split(inputs, outputs, tiers, 0, cols);
         }
     } else {
@@ -337,34 +337,35 @@ pub fn plan_grid_into(request: &GridRequest<'_>, plan: &mut GridPlan) -> Result<
             plan.ones.set_all();
         }
         let ones = plan.ones.as_words();
-        for (row, union) in plan.found.rows_mut().iter_mut().enumerate() {
+        for row in 0..rows {
+            let union = plan.found.row_words_mut(row);
             if sliding(request.windows[row], cols).is_some() {
-                union_row(locked().map(|grid| grid.rows()[row].as_words()), tiers, union);
+                union_row(locked().map(|grid| grid.row_words(row)), tiers, union);
                 continue;
             }
-            let inputs = locked().map(|grid| grid.rows()[row].as_words()).chain(core::iter::once(ones));
+            let inputs = locked().map(|grid| grid.row_words(row)).chain(core::iter::once(ones));
             let outputs = plan
                 .l1
                 .entries_mut()
                 .iter_mut()
                 .chain(plan.l2.entries_mut())
-                .map(|(_, g)| &mut g.rows_mut()[row])
+                .map(|(_, g)| g.row_words_mut(row))
                 .chain(core::iter::once(&mut *union));
             split(inputs, outputs, tiers + 1, 0, cols);
-            union.invert();
+            invert_row(union, cols);
         }
-        fold_grouped_into(plan.found.rows(), request.windows, &mut plan.fold, &mut plan.folded)?;
+        fold_word_rows_into(plan.found.row_slices(), cols, request.windows, &mut plan.fold, &mut plan.folded);
         plan.hit = plan.folded.last_set().map_or(0, |last| last + 1);
         for (row, &window) in request.windows.iter().enumerate() {
             let (lo, hi) = unfold_range(plan.hit as i64, window);
             if sliding(window, cols).is_some() {
-                let inputs = locked().map(|grid| grid.rows()[row].as_words());
+                let inputs = locked().map(|grid| grid.row_words(row));
                 let outputs =
-                    plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()).map(|(_, g)| &mut g.rows_mut()[row]);
+                    plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()).map(|(_, g)| g.row_words_mut(row));
                 split(inputs, outputs, tiers, lo, hi);
             } else if (lo, hi) != (0, cols) {
                 for (_, grid) in plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()) {
-                    keep_range(&mut grid.rows_mut()[row].words_mut(), lo, hi);
+                    keep_range(grid.row_words_mut(row), lo, hi);
                 }
             }
         }
@@ -379,7 +380,7 @@ pub fn plan_grid_into(request: &GridRequest<'_>, plan: &mut GridPlan) -> Result<
 /// case (their set-up is per row).
 fn split<'i, 'o>(
     inputs: impl Iterator<Item = &'i [u64]>,
-    outputs: impl Iterator<Item = &'o mut Bitmap>,
+    outputs: impl Iterator<Item = &'o mut [u64]>,
     count: usize,
     lo: usize,
     hi: usize,
@@ -393,17 +394,24 @@ fn split<'i, 'o>(
 
 /// Makes `union` (a row of the request's width) the OR of `inputs`
 /// (`count` rows of words), in one pass.
-fn union_row<'i>(inputs: impl Iterator<Item = &'i [u64]>, count: usize, union: &mut Bitmap) {
-    let mut words = union.words_mut();
+fn union_row<'i>(inputs: impl Iterator<Item = &'i [u64]>, count: usize, union: &mut [u64]) {
     if count <= STACK_TIERS {
         let mut sources: [&[u64]; STACK_TIERS] = [&[]; STACK_TIERS];
         for (slot, input) in sources.iter_mut().zip(inputs) {
             *slot = input;
         }
-        kernel::union_many(&mut words, &sources[..count]);
+        kernel::union_many(union, &sources[..count]);
     } else {
         let sources: Vec<&[u64]> = inputs.collect();
-        kernel::union_many(&mut words, &sources);
+        kernel::union_many(union, &sources);
+    }
+}
+
+/// Inverts a row of `cols` bits in place, its bits past `cols` kept clear.
+fn invert_row(words: &mut [u64], cols: usize) {
+    kernel::not_assign(words);
+    if let Some(last) = words.last_mut() {
+        *last &= last_word_mask(cols);
     }
 }
 
@@ -449,7 +457,7 @@ fn word_range(lo: usize, hi: usize) -> (usize, usize) {
 /// outside it are cleared, and so are the bits of its edge words outside it.
 fn split_row<'i, 'o, const N: usize>(
     inputs: impl Iterator<Item = &'i [u64]>,
-    outputs: impl Iterator<Item = &'o mut Bitmap>,
+    outputs: impl Iterator<Item = &'o mut [u64]>,
     count: usize,
     lo: usize,
     hi: usize,
@@ -459,13 +467,9 @@ fn split_row<'i, 'o, const N: usize>(
     for (slot, input) in sliced.iter_mut().zip(inputs) {
         *slot = &input[first..end];
     }
-    let mut guards: [Option<WordsMut<'o>>; N] = [const { None }; N];
-    for (slot, output) in guards.iter_mut().zip(outputs) {
-        *slot = Some(output.words_mut());
-    }
     let mut ranges: [&mut [u64]; N] = core::array::from_fn(|_| <&mut [u64]>::default());
-    for (slot, guard) in ranges.iter_mut().zip(guards.iter_mut().flatten()) {
-        *slot = clear_outside(guard, first, end);
+    for (slot, output) in ranges.iter_mut().zip(outputs) {
+        *slot = clear_outside(output, first, end);
     }
     if first < end {
         kernel::first_wins(&sliced[..count], &mut ranges[..count]);
@@ -476,14 +480,13 @@ fn split_row<'i, 'o, const N: usize>(
 /// [`split_row`] for more tiers than the stack arrays hold.
 fn split_row_spilled<'i, 'o>(
     inputs: impl Iterator<Item = &'i [u64]>,
-    outputs: impl Iterator<Item = &'o mut Bitmap>,
+    outputs: impl Iterator<Item = &'o mut [u64]>,
     lo: usize,
     hi: usize,
 ) {
     let (first, end) = word_range(lo, hi);
     let sliced: Vec<&[u64]> = inputs.map(|input| &input[first..end]).collect();
-    let mut guards: Vec<WordsMut<'o>> = outputs.map(Bitmap::words_mut).collect();
-    let mut ranges: Vec<&mut [u64]> = guards.iter_mut().map(|guard| clear_outside(guard, first, end)).collect();
+    let mut ranges: Vec<&mut [u64]> = outputs.map(|output| clear_outside(output, first, end)).collect();
     if first < end {
         kernel::first_wins(&sliced, &mut ranges);
         mask_edges(&mut ranges, lo, hi);

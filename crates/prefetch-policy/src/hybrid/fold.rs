@@ -255,20 +255,34 @@ pub fn fold_grouped_into<B: Borrow<Bitmap>>(
     out: &mut Bitmap,
 ) -> Result<(), HybridError> {
     let num_chunks = grouped_chunks(rows, windows)?;
+    fold_word_rows_into(rows.iter().map(|row| row.borrow().as_words()), num_chunks, windows, ws, out);
+    Ok(())
+}
+
+/// The fold of [`fold_grouped_into`] over rows given as words (each row
+/// `num_chunks` bits in `num_chunks.div_ceil(64)` words, bits past it
+/// clear), one per window: the checks are the caller's. The grid plan
+/// folds its contiguous grid's rows with it.
+pub(crate) fn fold_word_rows_into<'r>(
+    rows: impl Iterator<Item = &'r [u64]> + Clone,
+    num_chunks: usize,
+    windows: &[i64],
+    ws: &mut FoldWorkspace,
+    out: &mut Bitmap,
+) {
     out.reset(num_chunks);
     let mut cap = num_chunks;
-    for (row, &window) in rows.iter().zip(windows) {
+    for (row, &window) in rows.clone().zip(windows) {
         if sliding(window, num_chunks).is_none() {
-            cap = cap.min(row.borrow().count_leading_ones());
+            cap = cap.min(leading_ones(row, num_chunks));
         }
     }
     out.set_range(..cap);
-    for (row, &window) in rows.iter().zip(windows) {
+    for (row, &window) in rows.zip(windows) {
         let Some(w) = sliding(window, num_chunks) else { continue };
-        let row = row.borrow();
         // The row serves every length up to its leading ones; from a
         // window's reach before its first gap on, the run test decides.
-        let present = row.count_leading_ones();
+        let present = leading_ones(row, num_chunks);
         if present >= cap {
             continue;
         }
@@ -280,14 +294,23 @@ pub fn fold_grouped_into<B: Borrow<Bitmap>>(
         let n = tail.len().min(ws.runs.num_words());
         kernel::and_assign(&mut tail[..n], &ws.runs.as_words()[..n]);
     }
-    Ok(())
 }
 
-/// Makes `dst` bits `start..end` of `src` (`start` a multiple of 64),
-/// reusing its buffer.
-fn copy_range(src: &Bitmap, start: usize, end: usize, dst: &mut Bitmap) {
+/// The run of set bits from bit 0 of `words`, at most `len` (the row's
+/// length: its bits past it are clear).
+#[inline]
+pub(crate) fn leading_ones(words: &[u64], len: usize) -> usize {
+    match kernel::position_not_all_ones(words) {
+        Some(word) => (word * 64 + words[word].trailing_ones() as usize).min(len),
+        None => len,
+    }
+}
+
+/// Makes `dst` bits `start..end` of the row `src` (`start` a multiple of
+/// 64), reusing its buffer.
+fn copy_range(src: &[u64], start: usize, end: usize, dst: &mut Bitmap) {
     dst.reset(end - start);
     let mut words = dst.words_mut();
     let n = words.len();
-    words.copy_from_slice(&src.as_words()[start / 64..start / 64 + n]);
+    words.copy_from_slice(&src[start / 64..start / 64 + n]);
 }

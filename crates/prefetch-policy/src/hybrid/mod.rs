@@ -48,10 +48,10 @@ mod words;
 mod workspace;
 
 pub use error::{HybridError, chunk_count};
+pub use fold::{fold, fold_grouped, fold_grouped_into, fold_into};
 /// Whether a window is a sliding window for a number of chunks (one below
 /// it), shared with the grid plan so both read a window the same way.
-pub(crate) use fold::sliding;
-pub use fold::{fold, fold_grouped, fold_grouped_into, fold_into};
+pub(crate) use fold::{fold_word_rows_into, leading_ones, sliding};
 pub use fold_unfold::{
     fold_unfold, fold_unfold_grouped, fold_unfold_grouped_into, fold_unfold_ranked, fold_unfold_ranked_into,
 };

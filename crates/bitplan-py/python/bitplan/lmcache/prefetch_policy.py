@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from bitplan import _native
@@ -83,194 +83,11 @@ class GroupedObjectKeys:
 # ---------------------------------------------------------------------------
 
 
-class Bitmap2D:
-    """Rows of LMCache bitmaps of one width. The operators return new
-    grids; their in-place forms rebind the rows to new bitmaps, so a row
-    object handed out before is never changed by them."""
-
-    __slots__ = ("_rows",)
-
-    def __init__(self, rows: Iterable[Bitmap]) -> None:
-        rows = list(rows)
-        if rows:
-            width = rows[0].size()
-            for i, row in enumerate(rows):
-                if row.size() != width:
-                    raise ValueError(f"row {i} has {row.size()} bits, but row 0 has {width}")
-        self._rows: list[Bitmap] = rows
-
-    @classmethod
-    def zeros(cls, num_rows: int, num_cols: int) -> Bitmap2D:
-        if num_rows < 0 or num_cols < 0:
-            raise ValueError(f"a grid shape must not be negative, got ({num_rows}, {num_cols})")
-        return cls(Bitmap(num_cols) for _ in range(num_rows))
-
-    def copy(self) -> Bitmap2D:
-        return Bitmap2D(row.copy() for row in self._rows)
-
-    def zeros_like(self) -> Bitmap2D:
-        return Bitmap2D.zeros(*self.size())
-
-    def ones_like(self) -> Bitmap2D:
-        rows, cols = self.size()
-        return Bitmap2D(Bitmap(cols, cols) for _ in range(rows))
-
-    def size(self) -> tuple[int, int]:
-        """``(rows, columns)``; ``(0, 0)`` for no rows."""
-        if not self._rows:
-            return (0, 0)
-        return (len(self._rows), self._rows[0].size())
-
-    def popcount(self) -> int:
-        return _lm.rows_popcount(self._rows)
-
-    def to_list(self) -> list[Bitmap]:
-        """A new list of the same row objects."""
-        return list(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __iter__(self) -> Iterator[Bitmap]:
-        return iter(self._rows)
-
-    def __getitem__(self, row: int) -> Bitmap:
-        return self._rows[row]
-
-    def __repr__(self) -> str:
-        return f"Bitmap2D({self._rows!r})"
-
-    def _check(self, other: Bitmap2D) -> None:
-        if not isinstance(other, Bitmap2D):
-            raise TypeError(f"expected a Bitmap2D, got {type(other).__name__}")
-        if self.size() != other.size():
-            raise ValueError(f"shape mismatch: {self.size()} and {other.size()}")
-
-    def __add__(self, other: Bitmap2D) -> Bitmap2D:
-        self._check(other)
-        return Bitmap2D(_lm.rows_or(self._rows, other._rows))
-
-    def __sub__(self, other: Bitmap2D) -> Bitmap2D:
-        self._check(other)
-        return Bitmap2D(_lm.rows_and_not(self._rows, other._rows))
-
-    def __and__(self, other: Bitmap2D) -> Bitmap2D:
-        self._check(other)
-        return Bitmap2D(_lm.rows_and(self._rows, other._rows))
-
-    def __iadd__(self, other: Bitmap2D) -> Bitmap2D:
-        self._check(other)
-        self._rows = _lm.rows_or(self._rows, other._rows)
-        return self
-
-    def __isub__(self, other: Bitmap2D) -> Bitmap2D:
-        self._check(other)
-        self._rows = _lm.rows_and_not(self._rows, other._rows)
-        return self
-
-    def __iand__(self, other: Bitmap2D) -> Bitmap2D:
-        self._check(other)
-        self._rows = _lm.rows_and(self._rows, other._rows)
-        return self
-
-
-class MapState:
-    """Index (L1 manager or L2 adapter) -> ``Bitmap2D``, all of one shape."""
-
-    __slots__ = ("_grids",)
-
-    def __init__(self, grids: Mapping[int, Bitmap2D] | None = None) -> None:
-        self._grids: dict[int, Bitmap2D] = {}
-        for index, grid in (grids or {}).items():
-            self[index] = grid
-
-    def _shape(self) -> tuple[int, int] | None:
-        for grid in self._grids.values():
-            return grid.size()
-        return None
-
-    def __setitem__(self, index: int, grid: Bitmap2D) -> None:
-        if not isinstance(grid, Bitmap2D):
-            raise TypeError(f"expected a Bitmap2D, got {type(grid).__name__}")
-        if len(grid) == 0:
-            raise ValueError("a MapState entry must not be an empty grid")
-        shape = self._shape()
-        if shape is not None and grid.size() != shape and not (len(self._grids) == 1 and index in self._grids):
-            raise ValueError(f"shape mismatch: entry {index} is {grid.size()}, the map's grids are {shape}")
-        self._grids[index] = grid
-
-    def __getitem__(self, index: int) -> Bitmap2D:
-        return self._grids[index]
-
-    def get(self, index: int, default: Bitmap2D | None = None) -> Bitmap2D | None:
-        return self._grids.get(index, default)
-
-    def __delitem__(self, index: int) -> None:
-        del self._grids[index]
-
-    def __contains__(self, index: object) -> bool:
-        return index in self._grids
-
-    def __len__(self) -> int:
-        return len(self._grids)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._grids)
-
-    def keys(self):  # noqa: ANN201 - a dict view
-        return self._grids.keys()
-
-    def items(self):  # noqa: ANN201 - a dict view
-        return self._grids.items()
-
-    def values(self):  # noqa: ANN201 - a dict view
-        return self._grids.values()
-
-    def __repr__(self) -> str:
-        return f"MapState({self._grids!r})"
-
-    def copy(self) -> MapState:
-        out = MapState()
-        out._grids = {index: grid.copy() for index, grid in self._grids.items()}
-        return out
-
-    def merge(self) -> Bitmap2D:
-        """The union of every entry; ``Bitmap2D([])`` for an empty map."""
-        if not self._grids:
-            return Bitmap2D([])
-        return Bitmap2D(_lm.merge_grids([grid._rows for grid in self._grids.values()]))
-
-    def _check(self, other: MapState) -> None:
-        if not isinstance(other, MapState):
-            raise TypeError(f"expected a MapState, got {type(other).__name__}")
-        mine, theirs = self._shape(), other._shape()
-        if mine is not None and theirs is not None and mine != theirs:
-            raise ValueError(f"shape mismatch: {mine} and {theirs}")
-
-    def __add__(self, other: MapState) -> MapState:
-        out = self.copy()
-        out += other
-        return out
-
-    def __iadd__(self, other: MapState) -> MapState:
-        self._check(other)
-        for index, grid in other._grids.items():
-            mine = self._grids.get(index)
-            self._grids[index] = grid.copy() if mine is None else mine + grid
-        return self
-
-    def __sub__(self, other: MapState) -> MapState:
-        out = self.copy()
-        out -= other
-        return out
-
-    def __isub__(self, other: MapState) -> MapState:
-        self._check(other)
-        for index, grid in self._grids.items():
-            theirs = other._grids.get(index)
-            if theirs is not None:
-                self._grids[index] = grid - theirs
-        return self
+# Native: one contiguous grid per Bitmap2D, each operator one call (see
+# ``crates/bitplan-py/src/lmcache_grid.rs`` and ``lmcache_map.rs`` for the
+# rules, and ``bitplan.lmcache`` for the aliasing that differs).
+Bitmap2D = _lm.Bitmap2D
+MapState = _lm.MapState
 
 
 @dataclasses.dataclass
@@ -380,18 +197,19 @@ def _plan_load(
             ("L2", l2_locked_keys, l2_adapter_descs),
         ):
             # Every entry of a MapState has its shape; an empty map is all zeros.
-            merged_shape = locked._shape() or shape
-            if merged_shape != shape:
-                return _empty_plan(f"the {name} grids have shape {merged_shape}, the key groups {shape}")
-            tiers.append({index: locked[index].to_list() for index in sorted(descs) if index in locked})
-        l1, l2, _hit = _lm.plan_load_rows(windows, shape[1], tiers[0], tiers[1], fetching_policy)
+            for _index, grid in locked.items():
+                if grid.size() != shape:
+                    return _empty_plan(f"the {name} grids have shape {grid.size()}, the key groups {shape}")
+                break
+            tiers.append({index: locked[index] for index in sorted(descs) if index in locked})
+        l1, l2, _hit = _lm.plan_load_grids(windows, shape[1], tiers[0], tiers[1], fetching_policy)
     except (ValueError, TypeError, AttributeError) as error:
         return _empty_plan(str(error))
     plan = PrefetchPlan()
-    for index, rows in l1.items():
-        plan.l1_planned_keys[index] = Bitmap2D(rows)
-    for index, rows in l2.items():
-        plan.l2_planned_keys[index] = Bitmap2D(rows)
+    for index, grid in l1.items():
+        plan.l1_planned_keys[index] = grid
+    for index, grid in l2.items():
+        plan.l2_planned_keys[index] = grid
     return plan
 
 

@@ -1,0 +1,483 @@
+//! `bitplan.lmcache.prefetch_policy.Bitmap2D`: LMCache's grid of rows (one
+//! per object group and rank, one column per chunk) as one native object
+//! over prefetch-policy's contiguous [`Grid`], so that each operator is one
+//! call and one kernel pass, not a Python loop over rows.
+//!
+//! LMCache's semantics, as its `storage_controllers/utils.py` defines them:
+//! `Bitmap2D(rows)` (a `ValueError` if the widths differ), `zeros`,
+//! `zeros_like`, `ones_like`, `size()` (`(0, 0)` without rows), `popcount`,
+//! `to_list`, `copy`, `len`, iteration, indexing, `+` (OR), `-` (and-not),
+//! `&` and their in-place forms (a `ValueError` on a shape mismatch), and
+//! no `|`, `~` or `==`.
+//!
+//! # Rows and aliasing
+//!
+//! `grid[i]`, iteration and `to_list()` hand out LMCache `Bitmap`s that view
+//! the grid's rows: their writes reach the grid (LMCache's controller fills
+//! grids with `grid[row].set(col)`). LMCache's in-place operators rebind the
+//! grid to new row objects, so a row taken before `g += h` keeps the old
+//! bits; here too: the first view moves the cells into a shared store, and
+//! an in-place operator on a grid whose store a view still holds copies the
+//! cells first (with no view alive, it takes them back and works in
+//! place). Two differences from LMCache's list of rows remain, both
+//! documented in `bitplan/lmcache/__init__.py`: `g[0] is g[0]` is false (a
+//! new view each time), and `Bitmap2D(rows)` copies the rows' bits where
+//! LMCache shares the row objects.
+//!
+//! The fast path (one call where LMCache's controller loops per bit or per
+//! row): `from_flat`, `to_flat`, `gather_rows`, `to_index_lists`, `deposit`
+//! and `extract`.
+
+use std::str::FromStr;
+
+use bitmap_core::Bitmap;
+use prefetch_policy::{FlatOrder, Grid, GridError};
+use pyo3::exceptions::{PyIndexError, PyMemoryError, PyOverflowError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyInt, PyList, PySet, PySlice, PyTuple};
+
+use crate::args;
+use crate::bits::{detach_if_large, type_name};
+use crate::errors::OrPyErr;
+use crate::flavor::{AnyBitmap, GridStore, LmBitmap, as_refs};
+use crate::memory;
+
+/// LMCache's `Bitmap2D` (see the module docs).
+#[pyclass(name = "Bitmap2D", module = "bitplan.lmcache.prefetch_policy")]
+#[derive(Debug)]
+pub(crate) struct LmGrid {
+    cells: Cells,
+}
+
+/// Where a grid's cells are.
+#[derive(Debug)]
+enum Cells {
+    /// Its own: no row view was handed out since its last in-place
+    /// operation.
+    Owned(Grid),
+    /// In a store that row views may share.
+    Shared(Py<GridStore>),
+}
+
+impl From<Grid> for LmGrid {
+    fn from(grid: Grid) -> LmGrid {
+        LmGrid { cells: Cells::Owned(grid) }
+    }
+}
+
+/// Grids of at least this many words release the GIL for their work
+/// (262,144 cells, as the flat bitmaps).
+fn words_of(grid: &Grid) -> usize {
+    grid.as_words().len()
+}
+
+/// A dimension of LMCache's `Bitmap2D.zeros`: a `ValueError` if negative
+/// (LMCache's check), a `MemoryError` if too large for any machine.
+fn dimension(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    match obj.extract::<i64>() {
+        Ok(n) => Ok(n),
+        Err(error) if error.is_instance_of::<PyOverflowError>(obj.py()) && obj.is_instance_of::<PyInt>() => {
+            if obj.lt(0)? {
+                Ok(-1)
+            } else {
+                Err(PyMemoryError::new_err(format!("cannot allocate a grid dimension of {}", args::repr(obj))))
+            }
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// `ValueError` unless `a` and `b` have one shape, in LMCache's words.
+fn check_same_size(a: &Grid, b: &Grid) -> PyResult<()> {
+    if a.shape() == b.shape() {
+        Ok(())
+    } else {
+        Err(PyValueError::new_err(format!("Bitmap2D sizes do not match: {:?} vs {:?}", a.shape(), b.shape())))
+    }
+}
+
+/// bitplan's in-place grid operations.
+type GridOp = fn(&mut Grid, &Grid);
+
+impl LmGrid {
+    /// `f` of the cells.
+    pub(crate) fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&Grid) -> R) -> PyResult<R> {
+        match &self.cells {
+            Cells::Owned(grid) => Ok(f(grid)),
+            Cells::Shared(store) => Ok(f(&store.bind(py).try_borrow()?.grid)),
+        }
+    }
+
+    /// The cells, to change in place: views handed out before keep the
+    /// cells as they were (see the module docs).
+    fn own(&mut self, py: Python<'_>) -> PyResult<&mut Grid> {
+        if let Cells::Shared(store) = &self.cells {
+            // Our reference is the only one: no view is alive, so the cells
+            // can be taken back rather than copied. (`get_refcnt` is
+            // deprecated for `ffi::Py_REFCNT`, which is `unsafe`; the safe
+            // form reads the same count, and the GIL we hold keeps it
+            // exact: no other thread can take a view meanwhile.)
+            #[allow(deprecated)]
+            let unique = store.get_refcnt(py) == 1;
+            let grid = if unique {
+                core::mem::take(&mut store.bind(py).try_borrow_mut()?.grid)
+            } else {
+                store.bind(py).try_borrow()?.grid.clone()
+            };
+            self.cells = Cells::Owned(grid);
+        }
+        match &mut self.cells {
+            Cells::Owned(grid) => Ok(grid),
+            Cells::Shared(_) => unreachable!("made owned above"),
+        }
+    }
+
+    /// The store that row views share, made on the first view.
+    fn store(&mut self, py: Python<'_>) -> PyResult<Py<GridStore>> {
+        if let Cells::Owned(grid) = &mut self.cells {
+            let grid = core::mem::take(grid);
+            self.cells = Cells::Shared(Py::new(py, GridStore { grid })?);
+        }
+        match &self.cells {
+            Cells::Shared(store) => Ok(store.clone_ref(py)),
+            Cells::Owned(_) => unreachable!("made shared above"),
+        }
+    }
+
+    /// A view of each row, in order.
+    fn views<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let rows = self.with(py, Grid::num_rows)?;
+        if rows == 0 {
+            return Ok(PyList::empty(py));
+        }
+        let store = self.store(py)?;
+        let views = (0..rows)
+            .map(|row| Py::new(py, LmBitmap::row_view(store.clone_ref(py), row)))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, views)
+    }
+
+    /// `slf OP other` as a new grid; `NotImplemented` if `other` is not a
+    /// `Bitmap2D`.
+    fn binary(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, op: GridOp) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let Ok(other) = other.cast::<LmGrid>() else {
+            return Ok(py.NotImplemented());
+        };
+        // `a + a` borrows `a` twice, both shared: no conflict.
+        let (mine, theirs) = (slf.try_borrow()?, other.try_borrow()?);
+        let out = mine.with(py, |a| {
+            theirs.with(py, |b| {
+                check_same_size(a, b)?;
+                Ok::<Grid, PyErr>(detach_if_large(py, words_of(a), || {
+                    let mut out = a.clone();
+                    op(&mut out, b);
+                    out
+                }))
+            })
+        })???;
+        Ok(Py::new(py, LmGrid::from(out))?.into_any())
+    }
+
+    /// `slf OP= other`.
+    fn in_place(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, symbol: &str, op: GridOp) -> PyResult<()> {
+        let py = slf.py();
+        let other = other.cast::<LmGrid>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "unsupported operand type(s) for {symbol}=: 'Bitmap2D' and '{}'",
+                type_name(other)
+            ))
+        })?;
+        let theirs = if other.is(slf) {
+            slf.try_borrow()?.with(py, Grid::clone)?
+        } else {
+            other.try_borrow()?.with(py, Grid::clone)?
+        };
+        let mut mine = slf.try_borrow_mut()?;
+        let grid = mine.own(py)?;
+        check_same_size(grid, &theirs)?;
+        detach_if_large(py, words_of(grid), || op(grid, &theirs));
+        Ok(())
+    }
+
+    /// A new grid of `rows` × `cols`, `ones` or clear.
+    fn filled(rows: usize, cols: usize, ones: bool) -> PyResult<LmGrid> {
+        memory::ensure_cells(rows, cols)?;
+        let mut grid = Grid::zeros(rows, cols);
+        if ones {
+            grid.set_all();
+        }
+        Ok(LmGrid::from(grid))
+    }
+}
+
+/// The grid of `Bitmap2D(rows)`: the rows' bits copied into one buffer.
+fn grid_of_rows(rows: &Bound<'_, PyAny>) -> PyResult<Grid> {
+    let py = rows.py();
+    if let Ok(grid) = rows.cast::<LmGrid>() {
+        return grid.try_borrow()?.with(py, Grid::clone);
+    }
+    let rows = AnyBitmap::borrow_all(rows)?;
+    match Grid::from_row_slice(&as_refs(&rows)) {
+        Ok(grid) => Ok(grid),
+        Err(GridError::RaggedRows { .. }) => {
+            // LMCache's message names the set of widths.
+            let widths = PySet::new(py, rows.iter().map(|row| row.len()))?;
+            Err(PyValueError::new_err(format!("Rows have inconsistent number of columns: {}", widths.repr()?)))
+        }
+        Err(error) => Err(error).or_py_err(),
+    }
+}
+
+#[pymethods]
+impl LmGrid {
+    /// A grid of these rows (LMCache `Bitmap`s of one width, or any
+    /// bitmaps), their bits copied.
+    #[new]
+    #[pyo3(signature = (rows = None))]
+    fn new(rows: Option<&Bound<'_, PyAny>>) -> PyResult<LmGrid> {
+        match rows {
+            None => Ok(LmGrid::from(Grid::empty())),
+            Some(rows) => Ok(LmGrid::from(grid_of_rows(rows)?)),
+        }
+    }
+
+    /// `num_rows` rows of `num_cols` clear bits (`ValueError` if either is
+    /// negative, `MemoryError` before allocating if they cannot be had).
+    #[staticmethod]
+    fn zeros(num_rows: &Bound<'_, PyAny>, num_cols: &Bound<'_, PyAny>) -> PyResult<LmGrid> {
+        let (rows, cols) = (dimension(num_rows)?, dimension(num_cols)?);
+        if rows < 0 || cols < 0 {
+            return Err(PyValueError::new_err(format!("Negative shape: ({rows}, {cols})")));
+        }
+        // Both are non-negative `i64`s, which fit in a `usize` here.
+        LmGrid::filled(rows as usize, cols as usize, false)
+    }
+
+    fn zeros_like(&self, py: Python<'_>) -> PyResult<LmGrid> {
+        let (rows, cols) = self.with(py, Grid::shape)?;
+        LmGrid::filled(rows, cols, false)
+    }
+
+    fn ones_like(&self, py: Python<'_>) -> PyResult<LmGrid> {
+        let (rows, cols) = self.with(py, Grid::shape)?;
+        LmGrid::filled(rows, cols, true)
+    }
+
+    /// `(rows, columns)`; `(0, 0)` without rows.
+    fn size(&self, py: Python<'_>) -> PyResult<(usize, usize)> {
+        self.with(py, Grid::shape)
+    }
+
+    fn popcount(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |grid| detach_if_large(py, words_of(grid), || grid.popcount()))
+    }
+
+    /// A grid with these bits that shares nothing.
+    fn copy(&self, py: Python<'_>) -> PyResult<LmGrid> {
+        Ok(LmGrid::from(self.with(py, Grid::clone)?))
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> PyResult<LmGrid> {
+        self.copy(py)
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<LmGrid> {
+        self.copy(py)
+    }
+
+    /// A new list of the rows, as LMCache `Bitmap`s that view them.
+    // `&mut self`: the first view moves the cells into the shared store.
+    #[allow(clippy::wrong_self_convention)]
+    fn to_list<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.views(py)
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, Grid::num_rows)
+    }
+
+    fn __iter__<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.views(py)?.into_any().try_iter()?.into_any())
+    }
+
+    /// Row `index` (negative from the end, as a list's) as a view, or a
+    /// list of views for a slice.
+    fn __getitem__<'py>(&mut self, py: Python<'py>, index: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        if index.is_instance_of::<PySlice>() {
+            return self.views(py)?.as_any().get_item(index);
+        }
+        let rows = self.with(py, Grid::num_rows)?;
+        let row = match index.extract::<isize>() {
+            Ok(i) if i < 0 => rows.checked_sub(i.unsigned_abs()),
+            Ok(i) => Some(i.unsigned_abs()).filter(|&i| i < rows),
+            Err(error) if error.is_instance_of::<PyOverflowError>(py) => None,
+            Err(_) => {
+                return Err(PyTypeError::new_err(format!(
+                    "Bitmap2D indices must be integers or slices, not {}",
+                    type_name(index)
+                )));
+            }
+        }
+        .ok_or_else(|| PyIndexError::new_err("list index out of range"))?;
+        Ok(Bound::new(py, LmBitmap::row_view(self.store(py)?, row))?.into_any())
+    }
+
+    fn __add__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        LmGrid::binary(slf, other, Grid::union_with)
+    }
+
+    fn __sub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        LmGrid::binary(slf, other, Grid::difference_with)
+    }
+
+    fn __and__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        LmGrid::binary(slf, other, Grid::intersect_with)
+    }
+
+    fn __iadd__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        LmGrid::in_place(slf, other, "+", Grid::union_with)
+    }
+
+    fn __isub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        LmGrid::in_place(slf, other, "-", Grid::difference_with)
+    }
+
+    fn __iand__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        LmGrid::in_place(slf, other, "&", Grid::intersect_with)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, |grid| {
+            let rows: Vec<String> = grid.to_rows().iter().map(|row| format!("'{row}'")).collect();
+            format!("Bitmap2D([{}])", rows.join(", "))
+        })
+    }
+
+    // -- The fast path -------------------------------------------------------
+
+    /// Splits a flat bitmap into `num_rows` rows in one call: chunk-major
+    /// (`order="chunk"`: bit `j * num_rows + r` is row `r`, column `j`) or
+    /// row-major (`order="row"`: bit `r * num_cols + j`, the order LMCache's
+    /// controller concatenates its key groups in:
+    /// `_scatter_bitmaps_full_global(flat, R, C)` is
+    /// `Bitmap2D.from_flat(flat, R, order="row")`).
+    #[staticmethod]
+    #[pyo3(signature = (flat, num_rows, order = "chunk"))]
+    fn from_flat(
+        py: Python<'_>,
+        flat: &Bound<'_, PyAny>,
+        num_rows: &Bound<'_, PyAny>,
+        order: &str,
+    ) -> PyResult<LmGrid> {
+        let flat = AnyBitmap::borrow(flat)?;
+        let rows = args::count(num_rows, "num_rows")?;
+        let order = FlatOrder::from_str(order).or_py_err()?;
+        let bits: &Bitmap = &flat;
+        let grid = detach_if_large(py, bits.num_words(), || Grid::from_flat(bits, rows, order)).or_py_err()?;
+        Ok(LmGrid::from(grid))
+    }
+
+    /// The inverse of `from_flat`: one LMCache `Bitmap` of rows × columns
+    /// bits.
+    #[pyo3(signature = (order = "chunk"))]
+    fn to_flat(&self, py: Python<'_>, order: &str) -> PyResult<LmBitmap> {
+        let order = FlatOrder::from_str(order).or_py_err()?;
+        let flat = self.with(py, |grid| detach_if_large(py, words_of(grid), || grid.to_flat(order)))?;
+        Ok(LmBitmap::from(flat))
+    }
+
+    /// The keys of the set cells in one flat list, row by row:
+    /// `keys_by_row[r][c]` for each set `(r, c)`. LMCache's controller's
+    /// `_gather_keys(key_groups, grid)` is
+    /// `grid.gather_rows([group.keys for group in key_groups])`, with its
+    /// `ValueError`s for a row count or a row length that differs.
+    fn gather_rows<'py>(&self, py: Python<'py>, keys_by_row: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let key_rows = match keys_by_row.cast::<PyList>() {
+            Ok(list) => list.clone(),
+            Err(_) => PyList::new(py, keys_by_row.try_iter()?.collect::<PyResult<Vec<_>>>()?)?,
+        };
+        self.with(py, |grid| gather_flat(py, grid, &key_rows))?
+    }
+
+    /// Each row's set columns, ascending.
+    fn to_index_lists(&self, py: Python<'_>) -> PyResult<Vec<Vec<usize>>> {
+        self.with(py, Grid::to_index_lists)
+    }
+
+    /// PDEP over the rows: the `i`-th set cell of this grid, row by row,
+    /// takes bit `i` of `flat`. LMCache's controller's
+    /// `_scatter_bitmaps(planned, loaded)` is `planned.deposit(loaded)`,
+    /// with its `ValueError` unless `len(flat)` is this grid's popcount.
+    fn deposit(&self, py: Python<'_>, flat: &Bound<'_, PyAny>) -> PyResult<LmGrid> {
+        let flat = AnyBitmap::borrow(flat)?;
+        let src: &Bitmap = &flat;
+        let grid = self.with(py, |grid| {
+            let set = grid.popcount();
+            if src.len() != set {
+                return Err(PyValueError::new_err(format!(
+                    "Length of local_bitmap ({}) does not match the total number of 1s in global_indices ({set})",
+                    src.len()
+                )));
+            }
+            detach_if_large(py, words_of(grid), || grid.deposit(src)).or_py_err()
+        })??;
+        Ok(LmGrid::from(grid))
+    }
+
+    /// PEXT over the rows: the cells of `values` at this grid's set cells,
+    /// row by row, as one LMCache `Bitmap`; the inverse of `deposit`.
+    fn extract(&self, py: Python<'_>, values: &Bound<'_, PyAny>) -> PyResult<LmBitmap> {
+        let values = values.cast::<LmGrid>()?.try_borrow()?;
+        let out = self.with(py, |mask| {
+            values.with(py, |values| detach_if_large(py, words_of(mask), || mask.extract(values)).or_py_err())
+        })???;
+        Ok(LmBitmap::from(out))
+    }
+}
+
+/// The flat gather of [`LmGrid::gather_rows`]: each row's items read from
+/// its list (or sequence) at the set columns only.
+pub(crate) fn gather_flat<'py>(
+    py: Python<'py>,
+    grid: &Grid,
+    key_rows: &Bound<'py, PyList>,
+) -> PyResult<Bound<'py, PyList>> {
+    if key_rows.len() != grid.num_rows() {
+        return Err(PyValueError::new_err(format!(
+            "Length of bitmaps {} does not match length of key_groups {}",
+            grid.num_rows(),
+            key_rows.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(grid.popcount());
+    for (row, keys) in key_rows.iter().enumerate() {
+        let len = keys.len()?;
+        if len != grid.num_cols() {
+            return Err(PyValueError::new_err(format!(
+                "Bitmap length {} does not match number of keys in group {len}",
+                grid.num_cols()
+            )));
+        }
+        match keys.cast::<PyList>() {
+            Ok(list) => {
+                for col in grid.row_ones(row) {
+                    out.push(list.get_item(col)?);
+                }
+            }
+            Err(_) => match keys.cast::<PyTuple>() {
+                Ok(tuple) => {
+                    for col in grid.row_ones(row) {
+                        out.push(tuple.get_item(col)?);
+                    }
+                }
+                Err(_) => {
+                    for col in grid.row_ones(row) {
+                        out.push(keys.get_item(col)?);
+                    }
+                }
+            },
+        }
+    }
+    PyList::new(py, out)
+}
