@@ -96,8 +96,10 @@ fn check_same_size(a: &Grid, b: &Grid) -> PyResult<()> {
     }
 }
 
-/// bitplan's in-place grid operations.
+/// prefetch-policy's in-place grid operations.
 type GridOp = fn(&mut Grid, &Grid);
+/// The same into a new grid (one pass; shapes checked by the caller).
+type NewGridOp = fn(&Grid, &Grid) -> Grid;
 
 impl LmGrid {
     /// `f` of the cells.
@@ -159,7 +161,7 @@ impl LmGrid {
 
     /// `slf OP other` as a new grid; `NotImplemented` if `other` is not a
     /// `Bitmap2D`.
-    fn binary(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, op: GridOp) -> PyResult<Py<PyAny>> {
+    fn binary(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, op: NewGridOp) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let Ok(other) = other.cast::<LmGrid>() else {
             return Ok(py.NotImplemented());
@@ -169,11 +171,7 @@ impl LmGrid {
         let out = mine.with(py, |a| {
             theirs.with(py, |b| {
                 check_same_size(a, b)?;
-                Ok::<Grid, PyErr>(detach_if_large(py, words_of(a), || {
-                    let mut out = a.clone();
-                    op(&mut out, b);
-                    out
-                }))
+                Ok::<Grid, PyErr>(detach_if_large(py, words_of(a), || op(a, b)))
             })
         })???;
         Ok(Py::new(py, LmGrid::from(out))?.into_any())
@@ -324,15 +322,15 @@ impl LmGrid {
     }
 
     fn __add__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        LmGrid::binary(slf, other, Grid::union_with)
+        LmGrid::binary(slf, other, |a, b| a | b)
     }
 
     fn __sub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        LmGrid::binary(slf, other, Grid::difference_with)
+        LmGrid::binary(slf, other, |a, b| a - b)
     }
 
     fn __and__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        LmGrid::binary(slf, other, Grid::intersect_with)
+        LmGrid::binary(slf, other, |a, b| a & b)
     }
 
     fn __iadd__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {

@@ -280,11 +280,13 @@ impl LmMapState {
     /// no layout was ever set.
     fn merge(&self, py: Python<'_>) -> PyResult<LmGrid> {
         let Some((rows, cols)) = self.layout else { return Ok(LmGrid::from(Grid::empty())) };
-        let mut merged = match self.entries.first() {
-            Some((_, first)) => with_grid(py, first, Grid::clone)?,
-            None => Grid::zeros(rows, cols),
+        // The first two in one pass into a new grid, the rest in place.
+        let mut merged = match &self.entries[..] {
+            [] => Grid::zeros(rows, cols),
+            [(_, only)] => with_grid(py, only, Grid::clone)?,
+            [(_, first), (_, second), ..] => with_grid(py, first, |a| with_grid(py, second, |b| a | b))??,
         };
-        for (_, grid) in self.entries.iter().skip(1) {
+        for (_, grid) in self.entries.iter().skip(2) {
             with_grid(py, grid, |grid| merged.union_with(grid))?;
         }
         Ok(LmGrid::from(merged))

@@ -52,3 +52,29 @@ def test_every_public_name_is_stubbed():
     stubbed |= {t.id for node in STUB.body if isinstance(node, ast.AnnAssign) for t in [node.target]}
     public = {name for name in dir(_native) if not name.startswith("_") and name != "lmcache"}
     assert public - stubbed == set()
+
+
+GRID_STUB = ast.parse(importlib.resources.files("bitplan.lmcache").joinpath("grids.pyi").read_text())
+GRID_ITEMS = [
+    (node.name, item.name)
+    for node in GRID_STUB.body
+    if isinstance(node, ast.ClassDef)
+    for item in node.body
+    if isinstance(item, ast.FunctionDef)
+]
+
+
+@pytest.mark.parametrize("owner,member", GRID_ITEMS, ids=[f"{o}.{m}" for o, m in GRID_ITEMS])
+def test_every_stubbed_grid_method_exists(owner, member):
+    from bitplan.lmcache import grids
+
+    assert hasattr(getattr(grids, owner), member), f"{owner}.{member} is in grids.pyi but not in the module"
+
+
+@pytest.mark.parametrize("owner", ["Bitmap2D", "MapState"])
+def test_every_public_grid_method_is_stubbed(owner):
+    from bitplan.lmcache import grids
+
+    stubbed = {member for o, member in GRID_ITEMS if o == owner}
+    public = {name for name in dir(getattr(grids, owner)) if not name.startswith("_")}
+    assert public - stubbed == set()

@@ -80,6 +80,15 @@ pub struct Grid {
     cols: usize,
 }
 
+/// Buffers up to this many words are allocated and then cleared, larger
+/// ones zeroed by the allocator: glibc serves a small `calloc` neither
+/// from its per-thread cache nor without a `memset` of its own, so for the
+/// grids of a request (hundreds of bytes) a `malloc` and a fill is about
+/// twice as fast, as bitmap-core measured for its bitmaps; past 128 KiB
+/// (glibc's `mmap` threshold) `calloc` returns fresh zero pages, which no
+/// fill beats.
+const ZERO_BY_FILL_MAX_WORDS: usize = (128 << 10) / size_of::<u64>();
+
 /// The words one row of `cols` bits takes.
 #[inline]
 const fn words_per_row(cols: usize) -> usize {
@@ -166,7 +175,7 @@ impl Grid {
     pub fn reset(&mut self, rows: usize, cols: usize) {
         let cols = if rows == 0 { 0 } else { cols };
         let len = rows.checked_mul(words_per_row(cols)).expect("prefetch-policy: grid size overflows usize");
-        if len > self.words.capacity() {
+        if len > self.words.capacity() && len > ZERO_BY_FILL_MAX_WORDS {
             // Fresh memory comes zeroed from the allocator (`calloc`), which
             // for a large grid is pages not yet touched, not a pass of
             // stores.
@@ -199,6 +208,14 @@ impl Grid {
         if self.shape() != Grid::zeros_shape(rows, cols) {
             self.reset(rows, cols);
         }
+    }
+
+    /// A grid of `rows` × `cols` over `words` (the crate's writers make
+    /// them that long, tails clear).
+    #[inline]
+    pub(crate) fn from_words(words: Vec<u64>, rows: usize, cols: usize) -> Grid {
+        debug_assert_eq!(words.len(), rows * words_per_row(cols));
+        Grid { words, rows, cols: if rows == 0 { 0 } else { cols } }
     }
 
     /// The whole buffer, mutably, for the crate's writers: they keep every

@@ -29,6 +29,24 @@ the Pythonic :class:`bitplan.Bitmap`:
   bad input; the ``bitmap_ops`` wrappers raise ``ValueError`` for fewer than
   one rank, no windows, a negative chunk count, and ragged or miscounted rows.
 
+* ``Bitmap2D`` and ``MapState`` (:mod:`bitplan.lmcache.grids`, also in
+  :mod:`bitplan.lmcache.prefetch_policy`) are native, with the rules of
+  LMCache's ``storage_controllers/utils.py``: the ``MapState`` layout is
+  fixed by the first store and kept after ``del`` of the last index, and
+  ``ms[i] = grid`` checks it also when it overwrites. ``grid[i]``,
+  iteration and ``to_list()`` give LMCache ``Bitmap`` objects that view the
+  rows: their writes reach the grid, as ``ret[row].set(col)`` expects. An
+  in-place operator (``+=``, ``-=``, ``&=``) leaves a row handed out before
+  it unchanged, as LMCache's rebinding of rows does (the grid copies its
+  cells first while such a view is alive).
+
+Aliasing that differs from LMCache's list of row objects:
+
+* ``g[0] is g[0]`` is false: each access makes a new view of the row (both
+  see and write the same cells);
+* ``Bitmap2D(rows)`` copies the bits of ``rows``, where LMCache's keeps the
+  row objects: a later write to one of ``rows`` does not reach the grid.
+
 Differences that remain, on purpose:
 
 * the flat ``select_load_plan`` raises ``ValueError`` for a lookup bitmap
@@ -38,6 +56,6 @@ Differences that remain, on purpose:
   descriptor (LMCache counts their cells as found without planning them).
 """
 
-from bitplan.lmcache import bitmap_ops, native, prefetch_policy
+from bitplan.lmcache import bitmap_ops, grids, native, prefetch_policy
 
-__all__ = ["bitmap_ops", "native", "prefetch_policy"]
+__all__ = ["bitmap_ops", "grids", "native", "prefetch_policy"]

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from bitplan import _native
 from bitplan._registry import PolicyRegistry
+from bitplan.lmcache.grids import Bitmap2D, MapState
 from bitplan.lmcache.native import Bitmap
 
 _lm = _native.lmcache
@@ -81,13 +82,6 @@ class GroupedObjectKeys:
 # ---------------------------------------------------------------------------
 # Bitmap2D and MapState
 # ---------------------------------------------------------------------------
-
-
-# Native: one contiguous grid per Bitmap2D, each operator one call (see
-# ``crates/bitplan-py/src/lmcache_grid.rs`` and ``lmcache_map.rs`` for the
-# rules, and ``bitplan.lmcache`` for the aliasing that differs).
-Bitmap2D = _lm.Bitmap2D
-MapState = _lm.MapState
 
 
 @dataclasses.dataclass
