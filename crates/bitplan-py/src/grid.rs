@@ -400,30 +400,6 @@ pub(crate) fn plan_load(
     Ok(PyGridPlan { plan: run_plan(py, &DefaultGridPolicy::new(), windows, num_chunks, l1, l2, fetching)? })
 }
 
-/// The grid plan for `bitplan.lmcache.prefetch_policy`'s `plan_load`:
-/// each tier is index -> grid (an LMCache `Bitmap2D`, a `Grid` or a list of
-/// rows); returns `(l1, l2, hit)` with the planned cells of each tier as
-/// index -> LMCache `Bitmap2D`.
-#[pyfunction]
-pub(crate) fn plan_load_grids<'py>(
-    py: Python<'py>,
-    windows: &Bound<'py, PyAny>,
-    num_chunks: &Bound<'py, PyAny>,
-    l1: &Bound<'py, PyAny>,
-    l2: &Bound<'py, PyAny>,
-    fetching: &str,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let plan = run_plan(py, &DefaultGridPolicy::new(), windows, num_chunks, l1, l2, fetching)?;
-    let grids = |map: &GridMap| -> PyResult<Py<PyDict>> {
-        let dict = PyDict::new(py);
-        for (index, grid) in map.iter() {
-            dict.set_item(index, Py::new(py, LmGrid::from(grid.clone()))?)?;
-        }
-        Ok(dict.unbind())
-    };
-    (grids(plan.l1())?, grids(plan.l2())?, plan.hit()).into_pyobject(py)
-}
-
 /// `bitplan.GridPolicy`: the base class of the grid policies.
 #[pyclass(subclass, name = "GridPolicy", module = "bitplan")]
 pub(crate) struct PyGridPolicy {

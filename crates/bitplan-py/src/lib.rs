@@ -21,6 +21,7 @@ mod hybrid;
 mod lmcache;
 mod lmcache_grid;
 mod lmcache_map;
+mod lmcache_plan;
 mod memory;
 mod policy;
 mod positions;
@@ -76,7 +77,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hybrid::lmcache::register(&lm)?;
     lm.add_function(wrap_pyfunction!(hybrid::lmcache_merge_bitmaps, &lm)?)?;
     lm.add_function(wrap_pyfunction!(policy::select_first_wins, &lm)?)?;
-    lm.add_function(wrap_pyfunction!(grid::plan_load_grids, &lm)?)?;
+    lm.add_function(wrap_pyfunction!(lmcache_plan::plan_load_state, &lm)?)?;
     m.add_submodule(&lm)?;
     Ok(())
 }

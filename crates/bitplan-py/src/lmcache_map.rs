@@ -53,6 +53,21 @@ fn new_grid(py: Python<'_>, grid: Grid) -> PyResult<Py<LmGrid>> {
 }
 
 impl LmMapState {
+    /// The entries, in insertion order.
+    pub(crate) fn entries(&self) -> &[(i64, Py<LmGrid>)] {
+        &self.entries
+    }
+
+    /// A map of these grids, stored in order (each checked against the
+    /// layout, as `ms[i] = grid` checks it).
+    pub(crate) fn from_grids(py: Python<'_>, grids: impl Iterator<Item = (i64, LmGrid)>) -> PyResult<LmMapState> {
+        let mut map = LmMapState::default();
+        for (index, grid) in grids {
+            map.store(py, index, Py::new(py, grid)?)?;
+        }
+        Ok(map)
+    }
+
     fn find(&self, index: i64) -> Option<usize> {
         self.entries.iter().position(|&(at, _)| at == index)
     }

@@ -91,7 +91,7 @@ const ZERO_BY_FILL_MAX_WORDS: usize = (128 << 10) / size_of::<u64>();
 
 /// The words one row of `cols` bits takes.
 #[inline]
-const fn words_per_row(cols: usize) -> usize {
+pub(crate) const fn words_per_row(cols: usize) -> usize {
     cols.div_ceil(64)
 }
 

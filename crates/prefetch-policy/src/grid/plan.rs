@@ -30,7 +30,7 @@ use core::str::FromStr;
 use bitmap_core::{Bitmap, kernel};
 
 use crate::grid::map::GridMap;
-use crate::grid::{Grid, last_word_mask};
+use crate::grid::{Grid, words_per_row};
 use crate::hybrid::{FoldWorkspace, HybridError, fold_word_rows_into, sliding, unfold_range};
 
 /// Which cells a request needs: LMCache's `FetchingPolicy`.
@@ -158,9 +158,11 @@ pub struct GridPlan {
     /// The fold of `found`.
     folded: Bitmap,
     fold: FoldWorkspace,
-    /// A row of all ones: the split's last input under `prefix`, whose
-    /// output is the complement of the union.
-    ones: Bitmap,
+    /// Every cell set, tails clear: the split's last input under
+    /// `prefix`, whose output is the complement of the union.
+    ones: Grid,
+    /// One row of `0..hit`, the cut of the full-attention rows.
+    prefix: Bitmap,
 }
 
 impl GridPlan {
@@ -311,61 +313,125 @@ pub fn plan_grid_into(request: &GridRequest<'_>, plan: &mut GridPlan) -> Result<
         grid.ensure_shape(rows, cols);
     }
 
+    let stride = words_per_row(cols);
     if request.fetching == FetchingPolicy::Full {
         // Every found cell is needed and no hit is (`GridPlan::hit` computes
-        // it from the plan when asked): the first-wins split of the tiers,
-        // row by row, into the plan's grids.
-        for row in 0..rows {
-            let inputs = locked().map(|grid| grid.row_words(row));
-            let outputs =
-                plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()).map(|(_, g)| g.row_words_mut(row));
-            split(inputs, outputs, tiers, 0, cols);
-        }
+        // it from the plan when asked): the first-wins split of the tiers
+        // into the plan's grids, over the whole buffers at once (the rows
+        // are contiguous and their tails clear on every side).
+        let all = 0..rows * stride;
+        let inputs = locked().map(|grid| &grid.as_words()[all.clone()]);
+        let outputs =
+            plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()).map(|(_, g)| &mut g.words_mut()[all.clone()]);
+        split(inputs, outputs, tiers, 0, all.len() * 64);
     } else {
         // A full-attention row needs every found cell up to the hit: the
         // split first, over the whole row, with one more input of all ones
         // last, whose output is the complement of the union, so the union
         // the fold needs costs no pass of its own over the tiers; after the
-        // hit, the row is cut to it. A sliding-window row needs only its
-        // window's last chunks, a few of its words: its union is built
-        // alone, and it is split after the hit over those words only
-        // (splitting it whole and then clearing most of it is most of the
-        // plan's time with windows, as measured).
+        // hit, the row is cut to it. Consecutive full-attention rows are
+        // contiguous words, so each run of them is split in one kernel call
+        // (row by row, the split's set-up was most of a 64-row plan's
+        // time). A sliding-window row needs only its window's last chunks,
+        // a few of its words: its union is built alone, and it is split
+        // after the hit over those words only (splitting it whole and then
+        // clearing most of it is most of the plan's time with windows, as
+        // measured).
         plan.found.ensure_shape(rows, cols);
-        if plan.ones.len() != cols {
-            plan.ones.reset(cols);
+        if plan.ones.shape() != (rows, cols) {
+            plan.ones.reset(rows, cols);
             plan.ones.set_all();
         }
-        let ones = plan.ones.as_words();
-        for row in 0..rows {
-            let union = plan.found.row_words_mut(row);
-            if sliding(request.windows[row], cols).is_some() {
-                union_row(locked().map(|grid| grid.row_words(row)), tiers, union);
+        let mut row = 0;
+        while row < rows {
+            let window = sliding(request.windows[row], cols);
+            // The run of rows from `row` on that are all full attention, or
+            // all sliding (of any window): contiguous words.
+            let end =
+                (row..rows).find(|&r| sliding(request.windows[r], cols).is_some() != window.is_some()).unwrap_or(rows);
+            let run = row * stride..end * stride;
+            if window.is_some() {
+                union_row(
+                    locked().map(|grid| &grid.as_words()[run.clone()]),
+                    tiers,
+                    &mut plan.found.words_mut()[run.clone()],
+                );
+                row = end;
                 continue;
             }
-            let inputs = locked().map(|grid| grid.row_words(row)).chain(core::iter::once(ones));
+            let ones = &plan.ones.as_words()[run.clone()];
+            let union = &mut plan.found.words_mut()[run.clone()];
+            let inputs = locked().map(|grid| &grid.as_words()[run.clone()]).chain(core::iter::once(ones));
             let outputs = plan
                 .l1
                 .entries_mut()
                 .iter_mut()
                 .chain(plan.l2.entries_mut())
-                .map(|(_, g)| g.row_words_mut(row))
+                .map(|(_, g)| &mut g.words_mut()[run.clone()])
                 .chain(core::iter::once(&mut *union));
-            split(inputs, outputs, tiers + 1, 0, cols);
-            invert_row(union, cols);
+            split(inputs, outputs, tiers + 1, 0, run.len() * 64);
+            // The complement back to the union, tails clear again.
+            kernel::not_assign(union);
+            kernel::and_assign(union, ones);
+            row = end;
         }
         fold_word_rows_into(plan.found.row_slices(), cols, request.windows, &mut plan.fold, &mut plan.folded);
         plan.hit = plan.folded.last_set().map_or(0, |last| last + 1);
-        for (row, &window) in request.windows.iter().enumerate() {
+        let mut row = 0;
+        while row < rows {
+            let window = request.windows[row];
+            if sliding(window, cols).is_none() {
+                row += 1;
+                continue;
+            }
             let (lo, hi) = unfold_range(plan.hit as i64, window);
-            if sliding(window, cols).is_some() {
+            if stride > SPLIT_WHOLE_ROW_WORDS {
+                // A long row: the split over the window's words only.
                 let inputs = locked().map(|grid| grid.row_words(row));
                 let outputs =
                     plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()).map(|(_, g)| g.row_words_mut(row));
                 split(inputs, outputs, tiers, lo, hi);
-            } else if (lo, hi) != (0, cols) {
-                for (_, grid) in plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()) {
-                    keep_range(grid.row_words_mut(row), lo, hi);
+                row += 1;
+                continue;
+            }
+            // Short rows: the run of rows of this window split in one call,
+            // then each row cut to `lo..hi`.
+            let end = (row..rows).find(|&r| request.windows[r] != window).unwrap_or(rows);
+            let run = row * stride..end * stride;
+            let inputs = locked().map(|grid| &grid.as_words()[run.clone()]);
+            let outputs = plan
+                .l1
+                .entries_mut()
+                .iter_mut()
+                .chain(plan.l2.entries_mut())
+                .map(|(_, g)| &mut g.words_mut()[run.clone()]);
+            split(inputs, outputs, tiers, 0, run.len() * 64);
+            plan.prefix.reset(cols);
+            plan.prefix.set_range(lo..hi);
+            let keep = plan.prefix.as_words();
+            for (_, grid) in plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()) {
+                for words in grid.words_mut()[run.clone()].chunks_exact_mut(stride) {
+                    for (word, &keep) in words.iter_mut().zip(keep) {
+                        *word &= keep;
+                    }
+                }
+            }
+            row = end;
+        }
+        if plan.hit < cols {
+            // Every full-attention row is cut to `0..hit`: one mask row,
+            // ANDed into each such row of each tier (a call per row and
+            // tier was a third of a 64-row plan's time).
+            plan.prefix.reset(cols);
+            plan.prefix.set_range(..plan.hit);
+            let prefix = plan.prefix.as_words();
+            for (_, grid) in plan.l1.entries_mut().iter_mut().chain(plan.l2.entries_mut()) {
+                for (row, &window) in request.windows.iter().enumerate() {
+                    if sliding(window, cols).is_none() {
+                        for (word, &keep) in grid.row_words_mut(row).iter_mut().zip(prefix) {
+                            *word &= keep;
+                        }
+                    }
                 }
             }
         }
@@ -374,6 +440,14 @@ pub fn plan_grid_into(request: &GridRequest<'_>, plan: &mut GridPlan) -> Result<
     plan.l2.remove_empty();
     Ok(())
 }
+
+/// Rows of up to this many words are split whole after the hit, a run of
+/// rows of one window in one call, and then cut to the window's range; a
+/// longer row only over the window's words, one row at a time. At a
+/// request's size (24 chunks, one word a row) the per-row set-up was most
+/// of a plan with windows; at 4,096 chunks the window's few words are all
+/// that need splitting.
+const SPLIT_WHOLE_ROW_WORDS: usize = 8;
 
 /// The first-wins split of `inputs` (`count` rows of words) into
 /// `outputs`, keeping bits `lo..hi`, with stack arrays sized to the common
@@ -404,23 +478,6 @@ fn union_row<'i>(inputs: impl Iterator<Item = &'i [u64]>, count: usize, union: &
     } else {
         let sources: Vec<&[u64]> = inputs.collect();
         kernel::union_many(union, &sources);
-    }
-}
-
-/// Inverts a row of `cols` bits in place, its bits past `cols` kept clear.
-fn invert_row(words: &mut [u64], cols: usize) {
-    kernel::not_assign(words);
-    if let Some(last) = words.last_mut() {
-        *last &= last_word_mask(cols);
-    }
-}
-
-/// Clears every bit of a row's words outside `lo..hi`.
-fn keep_range(words: &mut [u64], lo: usize, hi: usize) {
-    let (first, end) = word_range(lo, hi);
-    let range = clear_outside(words, first, end);
-    if first < end {
-        mask_edges(&mut [range], lo, hi);
     }
 }
 

@@ -180,31 +180,15 @@ def _plan_load(
     l2_adapter_descs: Mapping[int, L2AdapterDescriptor],
     fetching_policy: str,
 ) -> PrefetchPlan:
+    # One native call reads the windows, the locked maps and the
+    # descriptors, plans, and makes the planned maps.
     try:
-        if not key_groups:
-            return _empty_plan("no key groups")
-        shape = (len(key_groups), len(key_groups[0].keys))
-        windows = [group.sliding_window_size for group in key_groups]
-        tiers = []
-        for name, locked, descs in (
-            ("L1", l1_locked_keys, l1_manager_descs),
-            ("L2", l2_locked_keys, l2_adapter_descs),
-        ):
-            # Every entry of a MapState has its shape; an empty map is all zeros.
-            for _index, grid in locked.items():
-                if grid.size() != shape:
-                    return _empty_plan(f"the {name} grids have shape {grid.size()}, the key groups {shape}")
-                break
-            tiers.append({index: locked[index] for index in sorted(descs) if index in locked})
-        l1, l2, _hit = _lm.plan_load_grids(windows, shape[1], tiers[0], tiers[1], fetching_policy)
+        l1, l2, _hit = _lm.plan_load_state(
+            key_groups, l1_locked_keys, l2_locked_keys, l1_manager_descs, l2_adapter_descs, fetching_policy
+        )
     except (ValueError, TypeError, AttributeError) as error:
         return _empty_plan(str(error))
-    plan = PrefetchPlan()
-    for index, grid in l1.items():
-        plan.l1_planned_keys[index] = grid
-    for index, grid in l2.items():
-        plan.l2_planned_keys[index] = grid
-    return plan
+    return PrefetchPlan(l1, l2)
 
 
 # ---------------------------------------------------------------------------
