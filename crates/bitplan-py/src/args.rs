@@ -124,6 +124,12 @@ pub(crate) fn windows(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
     if obj.is_instance_of::<pyo3::types::PyString>() {
         return Err(PyTypeError::new_err("windows must be a sequence of ints, not a str"));
     }
+    // A list (what callers pass: one window per row, 64 of them for 8
+    // groups × 8 ranks) by index, without the iterator protocol's call and
+    // error check per item.
+    if let Ok(list) = obj.cast::<pyo3::types::PyList>() {
+        return list.iter().map(|w| signed(&w, "window")).collect();
+    }
     obj.try_iter()?.map(|w| signed(&w?, "window")).collect()
 }
 
