@@ -782,7 +782,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="3 repeats of >= 0.02 s, 21 instrumented runs")
     parser.add_argument("--no-micro", action="store_true", help="skip the per-operator table")
     parser.add_argument("--force", action="store_true",
-                        help="run native/fast over whatever containers bitplan has (checks this script, times nothing real)")
+                        help="run native/fast over whatever containers bitplan has (native --force before #19: today's Python ones)")
     parser.add_argument("--json", metavar="FILE", help="also write every figure to FILE")
     args = parser.parse_args()
     if args.quick:

@@ -340,7 +340,6 @@ def test_the_int_second_argument_is_still_lmcaches_prefix():
     assert Bitmap(10, 3).get_indices_list() == [0, 1, 2]
     assert Bitmap(5, 100).popcount() == 5
     assert Bitmap(0, 0).size() == 0
-    assert Bitmap(10, numpy.int64(4)).get_indices_list() == [0, 1, 2, 3]  # a numpy scalar is an int
     assert Bitmap(10, [4]).get_indices_list() == [4]  # a one-element list is an index, not a prefix
 
 
