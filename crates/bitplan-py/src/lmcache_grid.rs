@@ -39,7 +39,7 @@ use pyo3::types::{PyInt, PyList, PySet, PySlice, PyTuple};
 use crate::args;
 use crate::bits::{detach_if_large, type_name};
 use crate::errors::OrPyErr;
-use crate::flavor::{AnyBitmap, GridStore, LmBitmap, as_refs};
+use crate::flavor::{AnyBitmap, GridStore, LmBitmap, LmBits, as_refs};
 use crate::memory;
 
 /// LMCache's `Bitmap2D` (see the module docs).
@@ -186,16 +186,22 @@ impl LmGrid {
                 type_name(other)
             ))
         })?;
-        let theirs = if other.is(slf) {
-            slf.try_borrow()?.with(py, Grid::clone)?
-        } else {
-            other.try_borrow()?.with(py, Grid::clone)?
-        };
+        if other.is(slf) {
+            // `g += g`: the right side is a copy of the cells before.
+            let theirs = slf.try_borrow()?.with(py, Grid::clone)?;
+            let mut mine = slf.try_borrow_mut()?;
+            let grid = mine.own(py)?;
+            detach_if_large(py, words_of(grid), || op(grid, &theirs));
+            return Ok(());
+        }
+        let theirs = other.try_borrow()?;
         let mut mine = slf.try_borrow_mut()?;
         let grid = mine.own(py)?;
-        check_same_size(grid, &theirs)?;
-        detach_if_large(py, words_of(grid), || op(grid, &theirs));
-        Ok(())
+        theirs.with(py, |theirs| {
+            check_same_size(grid, theirs)?;
+            detach_if_large(py, words_of(grid), || op(grid, theirs));
+            Ok(())
+        })?
     }
 
     /// A new grid of `rows` × `cols`, `ones` or clear.
@@ -209,34 +215,85 @@ impl LmGrid {
     }
 }
 
-/// The grid of `Bitmap2D(rows)`: the rows' bits copied into one buffer.
-fn grid_of_rows(rows: &Bound<'_, PyAny>) -> PyResult<Grid> {
+/// `Bitmap2D(rows)`, which LMCache's grid makes of the row objects
+/// themselves (its own test pins that a row written after construction is
+/// written in the grid): the rows' bits copied into one buffer, and every
+/// LMCache `Bitmap` among them with bits of its own turned into a view of
+/// its row of the new grid, so that its later writes reach the grid as
+/// LMCache's do. Rows that are all the views of one grid's store, in
+/// order, share that store, as LMCache's two grids would share their row
+/// objects. (Other rows keep what they are: a `bitplan.Bitmap`, or a view
+/// of another grid, whose writes reach only that one.)
+fn grid_of_rows(rows: &Bound<'_, PyAny>) -> PyResult<LmGrid> {
     let py = rows.py();
     if let Ok(grid) = rows.cast::<LmGrid>() {
-        return grid.try_borrow()?.with(py, Grid::clone);
+        // LMCache's `Bitmap2D(grid)` takes `list(grid)`: the same rows.
+        let mut grid = grid.try_borrow_mut()?;
+        return Ok(LmGrid { cells: Cells::Shared(grid.store(py)?) });
     }
-    let rows = AnyBitmap::borrow_all(rows)?;
-    match Grid::from_row_slice(&as_refs(&rows)) {
-        Ok(grid) => Ok(grid),
+    let items = rows.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+    if let Some(store) = views_of_one_store(py, &items)? {
+        return Ok(LmGrid { cells: Cells::Shared(store) });
+    }
+    let bits = items.iter().map(AnyBitmap::borrow).collect::<PyResult<Vec<_>>>()?;
+    let grid = match Grid::from_row_slice(&as_refs(&bits)) {
+        Ok(grid) => grid,
         Err(GridError::RaggedRows { .. }) => {
             // LMCache's message names the set of widths.
-            let widths = PySet::new(py, rows.iter().map(|row| row.len()))?;
-            Err(PyValueError::new_err(format!("Rows have inconsistent number of columns: {}", widths.repr()?)))
+            let widths = PySet::new(py, bits.iter().map(|row| row.len()))?;
+            return Err(PyValueError::new_err(format!("Rows have inconsistent number of columns: {}", widths.repr()?)));
         }
-        Err(error) => Err(error).or_py_err(),
+        Err(error) => return Err(error).or_py_err(),
+    };
+    drop(bits);
+    let mut out = LmGrid::from(grid);
+    let mut store = None;
+    for (row, item) in items.iter().enumerate() {
+        let Ok(bitmap) = item.cast::<LmBitmap>() else { continue };
+        let mut bitmap = bitmap.try_borrow_mut()?;
+        if matches!(bitmap.bits, LmBits::Owned(_)) {
+            let store = match &store {
+                Some(store) => store,
+                None => store.insert(out.store(py)?),
+            };
+            bitmap.bits = LmBits::Row { store: store.clone_ref(py), row };
+        }
+    }
+    Ok(out)
+}
+
+/// The store that `items` view, if they are exactly its rows in order.
+fn views_of_one_store(py: Python<'_>, items: &[Bound<'_, PyAny>]) -> PyResult<Option<Py<GridStore>>> {
+    let mut shared: Option<Py<GridStore>> = None;
+    for (at, item) in items.iter().enumerate() {
+        let Ok(bitmap) = item.cast::<LmBitmap>() else { return Ok(None) };
+        let bitmap = bitmap.try_borrow()?;
+        let LmBits::Row { store, row } = &bitmap.bits else { return Ok(None) };
+        match &shared {
+            Some(first) if !first.is(store) => return Ok(None),
+            _ => {}
+        }
+        if *row != at {
+            return Ok(None);
+        }
+        shared.get_or_insert_with(|| store.clone_ref(py));
+    }
+    match shared {
+        Some(store) if store.bind(py).try_borrow()?.grid.num_rows() == items.len() => Ok(Some(store)),
+        _ => Ok(None),
     }
 }
 
 #[pymethods]
 impl LmGrid {
     /// A grid of these rows (LMCache `Bitmap`s of one width, or any
-    /// bitmaps), their bits copied.
+    /// bitmaps): see `grid_of_rows` for how the row objects alias it.
     #[new]
     #[pyo3(signature = (rows = None))]
     fn new(rows: Option<&Bound<'_, PyAny>>) -> PyResult<LmGrid> {
         match rows {
             None => Ok(LmGrid::from(Grid::empty())),
-            Some(rows) => Ok(LmGrid::from(grid_of_rows(rows)?)),
+            Some(rows) => grid_of_rows(rows),
         }
     }
 
@@ -273,7 +330,7 @@ impl LmGrid {
 
     /// A grid with these bits that shares nothing.
     fn copy(&self, py: Python<'_>) -> PyResult<LmGrid> {
-        Ok(LmGrid::from(self.with(py, Grid::clone)?))
+        Ok(LmGrid::from(self.with(py, |grid| detach_if_large(py, words_of(grid), || grid.clone()))?))
     }
 
     fn __copy__(&self, py: Python<'_>) -> PyResult<LmGrid> {

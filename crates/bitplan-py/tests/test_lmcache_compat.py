@@ -648,18 +648,16 @@ def test_bitmap2d_construction():
 
 
 def test_bitmap2d_to_list_shares_rows_and_copy_does_not():
-    # The native grid's documented aliasing (bitplan.lmcache's docstring):
-    # its rows are views that write through, as LMCache's row objects are
-    # shared with to_list(); Bitmap2D(rows) copies the bits of its rows,
-    # where LMCache keeps the row objects themselves.
+    # As LMCache's list of rows: the rows given and the rows of to_list()
+    # write through to the grid (the native grid makes them views of it).
     rows = [from_str("101"), from_str("011")]
     g = Bitmap2D(rows)
     lst = g.to_list()
     assert lst is not g.to_list()
     lst[0].set(1)
-    assert repr(g[0]) == "111"
+    assert repr(g[0]) == "111" and repr(rows[0]) == "111"
     rows[1].set(0)
-    assert repr(g[1]) == "011"
+    assert repr(g[1]) == "111"
     c = g.copy()
     c[0].clear(0)
     assert repr(g[0]) == "111" and repr(lst[0]) == "111" and repr(c[0]) == "011"

@@ -368,8 +368,6 @@ def test_in_place_operators_match_the_model_and_return_self(op, pair):
     assert bits(b) == b_rows
 
 
-@pytest.mark.skipif(not PYTHON_CONTAINERS, reason="the native grid documents its own row aliasing: "
-                    "test_lmcache_fast_path.py::test_a_row_view_taken_before_an_in_place_operator_sees_it")
 @pytest.mark.parametrize("op", sorted(OPS))
 @given(pair=grid_pair(min_rows=1))
 def test_in_place_operators_rebind_rows_as_lmcache_does(op, pair):
