@@ -19,10 +19,11 @@
 //! bits; here too: the first view moves the cells into a shared store, and
 //! an in-place operator on a grid whose store a view still holds copies the
 //! cells first (with no view alive, it takes them back and works in
-//! place). Two differences from LMCache's list of rows remain, both
+//! place). `Bitmap2D(rows)` makes its rows views of the new grid (see
+//! `grid_of_rows`). What still differs from LMCache's list of rows is
 //! documented in `bitplan/lmcache/__init__.py`: `g[0] is g[0]` is false (a
-//! new view each time), and `Bitmap2D(rows)` copies the rows' bits where
-//! LMCache shares the row objects.
+//! new view each time), and a row that cannot become a view (of another
+//! grid, given twice, a `bitplan.Bitmap`) is copied.
 //!
 //! The fast path (one call where LMCache's controller loops per bit or per
 //! row): `from_flat`, `to_flat`, `gather_rows`, `to_index_lists`, `deposit`

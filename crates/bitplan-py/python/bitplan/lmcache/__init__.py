@@ -44,8 +44,12 @@ Aliasing that differs from LMCache's list of row objects:
 
 * ``g[0] is g[0]`` is false: each access makes a new view of the row (both
   see and write the same cells);
-* ``Bitmap2D(rows)`` copies the bits of ``rows``, where LMCache's keeps the
-  row objects: a later write to one of ``rows`` does not reach the grid.
+* ``Bitmap2D(rows)`` turns each LMCache ``Bitmap`` of ``rows`` that has
+  bits of its own into a view of the new grid (so its writes reach the
+  grid, as with LMCache), and rows that are one grid's views in order
+  share that grid's cells; any other row (a view of some other grid, a row
+  given twice, a :class:`bitplan.Bitmap`) is copied, and a later write to
+  it does not reach the new grid.
 
 Differences that remain, on purpose:
 
