@@ -18,6 +18,7 @@ use pyo3::types::{PyList, PyTuple};
 
 use crate::bits::detach_if_large;
 use crate::errors::OrPyErr;
+use crate::grid::grid_from;
 use crate::lmcache_grid::LmGrid;
 use crate::lmcache_map::LmMapState;
 
@@ -36,7 +37,8 @@ fn windows_of(key_groups: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
     }
 }
 
-/// Fills `map` with the grids of `locked` (a `MapState`) whose index
+/// Fills `map` with the grids of `locked` (a `MapState`, or any map with
+/// `items()`) whose index
 /// `descs` holds, each checked against `shape`.
 fn fill_tier(
     py: Python<'_>,
@@ -47,15 +49,31 @@ fn fill_tier(
     map: &mut GridMap,
 ) -> PyResult<()> {
     map.clear();
-    let locked = locked.cast::<LmMapState>()?.try_borrow()?;
-    for (index, grid) in locked.entries() {
-        let grid = grid.bind(py).try_borrow()?;
-        let grid_shape = grid.with(py, Grid::shape)?;
-        if grid_shape != shape {
-            return Err(PyValueError::new_err(format!(
-                "the {tier} grids have shape {grid_shape:?}, the key groups {shape:?}"
-            )));
+    let check = |grid_shape: (usize, usize)| {
+        if grid_shape == shape {
+            Ok(())
+        } else {
+            Err(PyValueError::new_err(format!("the {tier} grids have shape {grid_shape:?}, the key groups {shape:?}")))
         }
+    };
+    let Ok(native) = locked.cast::<LmMapState>() else {
+        // Any other map of index -> grid (LMCache's own `MapState`, a dict
+        // of `Bitmap2D`s or of row lists): through `items()`.
+        for item in locked.call_method0(pyo3::intern!(py, "items"))?.try_iter()? {
+            let (index, grid): (i64, Bound<'_, PyAny>) = item?.extract()?;
+            let grid = grid_from(&grid)?;
+            check(grid.shape())?;
+            if let Ok(at) = usize::try_from(index)
+                && descs.contains(index)?
+            {
+                map.insert(at, grid).or_py_err()?;
+            }
+        }
+        return Ok(());
+    };
+    for (index, grid) in native.try_borrow()?.entries() {
+        let grid = grid.bind(py).try_borrow()?;
+        check(grid.with(py, Grid::shape)?)?;
         let Ok(at) = usize::try_from(*index) else { continue };
         if descs.contains(*index)? {
             let slot = map.insert_zeros(at, shape.0, shape.1).or_py_err()?;
