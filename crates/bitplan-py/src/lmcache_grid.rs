@@ -13,17 +13,17 @@
 //! # Rows and aliasing
 //!
 //! `grid[i]`, iteration and `to_list()` hand out LMCache `Bitmap`s that view
-//! the grid's rows: their writes reach the grid (LMCache's controller fills
-//! grids with `grid[row].set(col)`). LMCache's in-place operators rebind the
+//! the grid's rows, the same object for a row each time: their writes reach
+//! the grid (LMCache's controller fills grids with `grid[row].set(col)`). LMCache's in-place operators rebind the
 //! grid to new row objects, so a row taken before `g += h` keeps the old
 //! bits; here too: the first view moves the cells into a shared store, and
 //! an in-place operator on a grid whose store a view still holds copies the
 //! cells first (with no view alive, it takes them back and works in
 //! place). `Bitmap2D(rows)` makes its rows views of the new grid (see
-//! `grid_of_rows`). What still differs from LMCache's list of rows is
-//! documented in `bitplan/lmcache/__init__.py`: `g[0] is g[0]` is false (a
-//! new view each time), and a row that cannot become a view (of another
-//! grid, given twice, a `bitplan.Bitmap`) is copied.
+//! `grid_of_rows`), so `Bitmap2D(rows)[0] is rows[0]` as in LMCache. What
+//! still differs from LMCache's list of rows is documented in
+//! `bitplan/lmcache/__init__.py`: a row that cannot become a view (of
+//! another grid, given twice, a `bitplan.Bitmap`) is copied.
 //!
 //! The fast path (one call where LMCache's controller loops per bit or per
 //! row): `from_flat`, `to_flat`, `gather_rows`, `to_index_lists`, `deposit`
@@ -48,6 +48,12 @@ use crate::memory;
 #[derive(Debug)]
 pub(crate) struct LmGrid {
     cells: Cells,
+    /// The row objects handed out, by row: `grid[i]` returns the same one
+    /// each time, as LMCache's list of rows does (and a controller's
+    /// `ret[row].set(col)` per cell then costs a list index, not a new
+    /// object). They reference the store, not the grid, so there is no
+    /// cycle to collect.
+    rows: Vec<Option<Py<LmBitmap>>>,
 }
 
 /// Where a grid's cells are.
@@ -62,7 +68,7 @@ enum Cells {
 
 impl From<Grid> for LmGrid {
     fn from(grid: Grid) -> LmGrid {
-        LmGrid { cells: Cells::Owned(grid) }
+        LmGrid { cells: Cells::Owned(grid), rows: Vec::new() }
     }
 }
 
@@ -115,6 +121,10 @@ impl LmGrid {
     /// cells as they were (see the module docs).
     fn own(&mut self, py: Python<'_>) -> PyResult<&mut Grid> {
         if let Cells::Shared(store) = &self.cells {
+            // The grid lets go of its row objects, as LMCache's rebinds its
+            // rows to new ones: those no one else holds are freed here, and
+            // those still held keep the store and its cells as they are.
+            self.rows.clear();
             // Our reference is the only one: no view is alive, so the cells
             // can be taken back rather than copied. (`get_refcnt` is
             // deprecated for `ffi::Py_REFCNT`, which is `unsafe`; the safe
@@ -147,16 +157,26 @@ impl LmGrid {
         }
     }
 
-    /// A view of each row, in order.
-    fn views<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let rows = self.with(py, Grid::num_rows)?;
-        if rows == 0 {
-            return Ok(PyList::empty(py));
+    /// The row object of row `row` (which the grid has): the one handed
+    /// out before, or a new view of it.
+    fn row_object(&mut self, py: Python<'_>, row: usize) -> PyResult<Py<LmBitmap>> {
+        if let Some(Some(view)) = self.rows.get(row) {
+            return Ok(view.clone_ref(py));
         }
         let store = self.store(py)?;
-        let views = (0..rows)
-            .map(|row| Py::new(py, LmBitmap::row_view(store.clone_ref(py), row)))
-            .collect::<PyResult<Vec<_>>>()?;
+        let rows = store.bind(py).try_borrow()?.grid.num_rows();
+        if self.rows.len() < rows {
+            self.rows.resize_with(rows, || None);
+        }
+        let view = Py::new(py, LmBitmap::row_view(store, row))?;
+        self.rows[row] = Some(view.clone_ref(py));
+        Ok(view)
+    }
+
+    /// The row objects, in order.
+    fn views<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let rows = self.with(py, Grid::num_rows)?;
+        let views = (0..rows).map(|row| self.row_object(py, row)).collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, views)
     }
 
@@ -227,14 +247,15 @@ impl LmGrid {
 /// of another grid, whose writes reach only that one.)
 fn grid_of_rows(rows: &Bound<'_, PyAny>) -> PyResult<LmGrid> {
     let py = rows.py();
-    if let Ok(grid) = rows.cast::<LmGrid>() {
+    let items = match rows.cast::<LmGrid>() {
         // LMCache's `Bitmap2D(grid)` takes `list(grid)`: the same rows.
-        let mut grid = grid.try_borrow_mut()?;
-        return Ok(LmGrid { cells: Cells::Shared(grid.store(py)?) });
-    }
-    let items = rows.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+        Ok(grid) => grid.try_borrow_mut()?.views(py)?.iter().collect(),
+        Err(_) => rows.try_iter()?.collect::<PyResult<Vec<_>>>()?,
+    };
     if let Some(store) = views_of_one_store(py, &items)? {
-        return Ok(LmGrid { cells: Cells::Shared(store) });
+        let rows =
+            items.iter().map(|item| Ok(Some(item.cast::<LmBitmap>()?.clone().unbind()))).collect::<PyResult<_>>()?;
+        return Ok(LmGrid { cells: Cells::Shared(store), rows });
     }
     let bits = items.iter().map(AnyBitmap::borrow).collect::<PyResult<Vec<_>>>()?;
     let grid = match Grid::from_row_slice(&as_refs(&bits)) {
@@ -251,13 +272,19 @@ fn grid_of_rows(rows: &Bound<'_, PyAny>) -> PyResult<LmGrid> {
     let mut store = None;
     for (row, item) in items.iter().enumerate() {
         let Ok(bitmap) = item.cast::<LmBitmap>() else { continue };
-        let mut bitmap = bitmap.try_borrow_mut()?;
-        if matches!(bitmap.bits, LmBits::Owned(_)) {
+        let mut bits = bitmap.try_borrow_mut()?;
+        if matches!(bits.bits, LmBits::Owned(_)) {
             let store = match &store {
                 Some(store) => store,
                 None => store.insert(out.store(py)?),
             };
-            bitmap.bits = LmBits::Row { store: store.clone_ref(py), row };
+            bits.bits = LmBits::Row { store: store.clone_ref(py), row };
+            // `grid[row] is rows[row]`, as in LMCache (a row given twice
+            // stays the view of its first place; the second is a copy).
+            if out.rows.len() < items.len() {
+                out.rows.resize_with(items.len(), || None);
+            }
+            out.rows[row] = Some(bitmap.clone().unbind());
         }
     }
     Ok(out)
@@ -376,7 +403,7 @@ impl LmGrid {
             }
         }
         .ok_or_else(|| PyIndexError::new_err("list index out of range"))?;
-        Ok(Bound::new(py, LmBitmap::row_view(self.store(py)?, row))?.into_any())
+        Ok(self.row_object(py, row)?.into_bound(py).into_any())
     }
 
     fn __add__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {

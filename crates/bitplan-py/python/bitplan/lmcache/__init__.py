@@ -40,16 +40,12 @@ the Pythonic :class:`bitplan.Bitmap`:
   it unchanged, as LMCache's rebinding of rows does (the grid copies its
   cells first while such a view is alive).
 
-Aliasing that differs from LMCache's list of row objects:
-
-* ``g[0] is g[0]`` is false: each access makes a new view of the row (both
-  see and write the same cells);
-* ``Bitmap2D(rows)`` turns each LMCache ``Bitmap`` of ``rows`` that has
-  bits of its own into a view of the new grid (so its writes reach the
-  grid, as with LMCache), and rows that are one grid's views in order
-  share that grid's cells; any other row (a view of some other grid, a row
-  given twice, a :class:`bitplan.Bitmap`) is copied, and a later write to
-  it does not reach the new grid.
+Aliasing that differs from LMCache's list of row objects: ``g[i]`` is the
+same object each time (``g[0] is g[0]``, and ``Bitmap2D(rows)[0] is
+rows[0]``), as in LMCache, but a row that cannot become a view of the new
+grid is copied: one that is a view of some other grid, one given twice
+(its second place), or a :class:`bitplan.Bitmap`; a later write to it does
+not reach the new grid.
 
 Differences that remain, on purpose:
 
