@@ -260,6 +260,13 @@ pub enum CliError {
     /// `bench` found a kernel that disagrees with the scalar reference.
     #[error("self-check failed: {0}")]
     SelfCheck(String),
+    /// `replay`: a trace line was rejected (its line and field are in the
+    /// message).
+    #[error(transparent)]
+    BadTrace(Box<kv_replay::TraceError>),
+    /// `replay`: the replay refused its configuration (an unknown policy).
+    #[error(transparent)]
+    Replay(kv_replay::ReplayError),
 }
 
 impl CliError {
@@ -271,6 +278,8 @@ impl CliError {
             | CliError::NotUtf8 { .. }
             | CliError::Plan { .. }
             | CliError::BadOption { .. }
+            | CliError::BadTrace(_)
+            | CliError::Replay(_)
             | CliError::Kernel(_) => 2,
             CliError::Io { .. } | CliError::SelfCheck(_) => 1,
         }
