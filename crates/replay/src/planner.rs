@@ -65,13 +65,8 @@ impl Planner {
     }
 
     /// Plans one request and returns its hit `h`, the longest prefix of
-    /// keys that are in L1 or planned:
-    ///
-    /// - (a) looks up each key in L1, and each key not in L1 in each
-    ///   adapter, as bitmaps;
-    /// - (b) asks `policy` to plan over the adapters' bitmaps (so only keys
-    ///   not in L1 are planned);
-    /// - (c) takes the leading ones of (in L1) | (planned).
+    /// keys that are in L1 or planned: [`lookup`](Planner::lookup), then
+    /// [`decide`](Planner::decide).
     ///
     /// `adapters[j]` describes `l2[j]` and must have index `j`.
     ///
@@ -86,6 +81,13 @@ impl Planner {
         policy: &dyn PrefetchPolicy,
         adapters: &[AdapterDescriptor],
     ) -> Result<usize, PlanError> {
+        self.lookup(keys, l1, l2);
+        self.decide(policy, adapters)
+    }
+
+    /// (a) Looks up each key in L1, and each key not in L1 in each adapter,
+    /// into the lookup bitmaps (what LMCache's `lookup_and_lock` answers).
+    pub fn lookup(&mut self, keys: &[u64], l1: &Tier, l2: &[Tier]) {
         let n = keys.len();
         self.in_l1.reset(n);
         self.l1_hints.clear();
@@ -112,9 +114,19 @@ impl Planner {
                 hints.push(hint);
             }
         }
+    }
 
+    /// (b) Asks `policy` to plan over the lookup bitmaps (so only keys not
+    /// in L1 are planned), then (c) returns the hit: the leading ones of
+    /// (in L1) | (planned). This is the planner's own time the replay
+    /// reports: from the lookup bitmaps to the prefix.
+    ///
+    /// # Errors
+    ///
+    /// The policy's [`PlanError`].
+    pub fn decide(&mut self, policy: &dyn PrefetchPolicy, adapters: &[AdapterDescriptor]) -> Result<usize, PlanError> {
+        let n = self.in_l1.len();
         policy.select_load_plan_into(Keys::count(n), &self.lookup, adapters, &mut self.plan)?;
-
         self.covered.copy_from(&self.in_l1);
         for (_, loads) in self.plan.iter() {
             self.covered.union_with(loads);

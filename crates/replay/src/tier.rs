@@ -7,23 +7,39 @@
 //!
 //! - a [`Node`] in a `Vec`: the key (8 bytes) and the slots of its
 //!   neighbours in the recency list (4 + 4 bytes), 16 bytes;
-//! - a slot of the `key → node` hash map: the key and the node's index,
-//!   16 bytes with padding, plus hashbrown's control byte.
+//! - a bucket of the hash index: the node's slot (4 bytes; the key is read
+//!   from the node, so it is not stored twice) and hashbrown's control
+//!   byte.
 //!
-//! With a finite capacity both are reserved once for that many entries;
-//! with `inf` the node vector grows by half and the map by doubling, so at
-//! worst 24 + 17 × 16/7 ≈ 63 bytes an entry (hashbrown keeps its load at
-//! or above 7/16 after growing). [`Tier::memory_bytes`] gives the estimate
-//! for a tier as it stands.
+//! A tier of finite capacity reserves its nodes once (16 bytes an entry)
+//! and an index with room for twice its keys, so that the tombstones of its
+//! churn are cleaned in place rather than by growing: at most 4.6 buckets a
+//! key, 23 bytes. An unbounded tier grows its nodes by half (at most 24
+//! bytes an entry) and its index by doubling (at most 16/7 buckets a key,
+//! 11.4 bytes). So at most 39 bytes an entry either way;
+//! [`Tier::memory_bytes`] gives the figure for a tier as it stands, and the
+//! replay's report prints it.
 //!
 //! The list is index-linked rather than a `LinkedList` of boxes: nodes sit
 //! contiguously, an eviction frees a node that the insertion which caused
 //! it reuses at once, so the vector never has holes and needs no free list.
 
-use rustc_hash::FxHashMap;
+use core::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
 
 /// The end of the recency list.
 const NIL: u32 = u32::MAX;
+
+/// The hash of a key: FxHash, one multiply and a rotation, several times
+/// faster than SipHash on `u64` keys (a replay hashes every key 4 to 6
+/// times; nothing untrusted reaches a long-lived table, so HashDoS is not a
+/// concern).
+#[inline]
+fn hash(key: u64) -> u64 {
+    FxBuildHasher.hash_one(key)
+}
 
 /// How a full tier picks the key to drop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -89,7 +105,9 @@ pub struct Tier {
     capacity: Option<usize>,
     eviction: Eviction,
     nodes: Vec<Node>,
-    slots: FxHashMap<u64, u32>,
+    /// Node slots, found by their key's hash and compared by the node's
+    /// key.
+    index: HashTable<u32>,
     newest: u32,
     oldest: u32,
     evictions: u64,
@@ -112,9 +130,13 @@ impl Tier {
     pub fn with_reserve(capacity: Option<usize>, eviction: Eviction, reserve: usize) -> Tier {
         assert!(capacity.is_none_or(|capacity| capacity < NIL as usize), "a tier holds fewer than 2^32 - 1 keys");
         let reserve = capacity.map_or(reserve, |capacity| reserve.min(capacity));
-        let mut slots = FxHashMap::default();
-        slots.reserve(reserve);
-        Tier { capacity, eviction, nodes: Vec::with_capacity(reserve), slots, newest: NIL, oldest: NIL, evictions: 0 }
+        // A full tier's churn leaves tombstones; hashbrown cleans them in
+        // place only while the table is at most half full, and would
+        // otherwise double it (an allocation mid-replay). Room for twice a
+        // full tier's keys keeps it in place.
+        let full = capacity.is_some_and(|capacity| reserve == capacity);
+        let index = HashTable::with_capacity(if full { 2 * reserve } else { reserve });
+        Tier { capacity, eviction, nodes: Vec::with_capacity(reserve), index, newest: NIL, oldest: NIL, evictions: 0 }
     }
 
     /// The capacity in keys; `None` for unbounded.
@@ -145,7 +167,7 @@ impl Tier {
     /// Whether `key` is held.
     #[inline]
     pub fn contains(&self, key: u64) -> bool {
-        self.slots.contains_key(&key)
+        self.find(key).is_some()
     }
 
     /// The slot of `key` if it is held: a hint for
@@ -153,15 +175,16 @@ impl Tier {
     /// lookup when the same request looks a key up and then touches it.
     #[inline]
     pub fn find(&self, key: u64) -> Option<u32> {
-        self.slots.get(&key).copied()
+        let nodes = &self.nodes;
+        self.index.find(hash(key), |&slot| nodes[slot as usize].key == key).copied()
     }
 
     /// Inserts `key` as the most recent, or (LRU) moves it there if held;
     /// then evicts while over capacity.
     #[inline]
     pub fn touch(&mut self, key: u64) {
-        match self.slots.get(&key) {
-            Some(&slot) => self.refresh(slot),
+        match self.find(key) {
+            Some(slot) => self.refresh(slot),
             None => self.insert(key),
         }
     }
@@ -198,9 +221,16 @@ impl Tier {
     /// hashbrown's table (buckets of 16 bytes and a control byte each, for
     /// the next power of two at or above 8/7 of the map's capacity).
     pub fn memory_bytes(&self) -> usize {
-        let map_capacity = self.slots.capacity();
-        let buckets = if map_capacity == 0 { 0 } else { (map_capacity * 8 / 7).next_power_of_two() };
-        self.nodes.capacity() * size_of::<Node>() + buckets * (size_of::<(u64, u32)>() + 1)
+        let capacity = self.index.capacity();
+        // hashbrown's buckets: a power of two, 8/7 of the capacity (4 for
+        // capacity 3, 8 for 7: tables under 8 buckets are full-sized).
+        let buckets = match capacity {
+            0 => 0,
+            1..=3 => 4,
+            4..=7 => 8,
+            _ => (capacity * 8 / 7).next_power_of_two(),
+        };
+        self.nodes.capacity() * size_of::<Node>() + buckets * (size_of::<u32>() + 1)
     }
 
     fn refresh(&mut self, slot: u32) {
@@ -220,7 +250,9 @@ impl Tier {
             // Full: the oldest key's node becomes the new key's.
             let slot = self.oldest;
             let old = self.nodes[slot as usize].key;
-            self.slots.remove(&old);
+            if let Ok(entry) = self.index.find_entry(hash(old), |&other| other == slot) {
+                entry.remove();
+            }
             self.unlink(slot);
             self.evictions += 1;
             self.nodes[slot as usize].key = key;
@@ -236,7 +268,8 @@ impl Tier {
             self.nodes.push(Node { key, newer: NIL, older: NIL });
             slot
         };
-        self.slots.insert(key, slot);
+        let nodes = &self.nodes;
+        self.index.insert_unique(hash(key), slot, |&slot| hash(nodes[slot as usize].key));
         self.link_newest(slot);
     }
 
@@ -317,9 +350,11 @@ mod tests {
         for count in [1_000u64, 100_000, 300_000] {
             let tier = touched(None, Eviction::Lru, &(0..count).collect::<Vec<_>>());
             let per_entry = tier.memory_bytes() as f64 / count as f64;
-            assert!(per_entry <= 64.0, "{count} keys: {per_entry} bytes each");
-            let bounded = touched(Some(count as usize), Eviction::Lru, &(0..count).collect::<Vec<_>>());
-            assert!(bounded.memory_bytes() as f64 / count as f64 <= 56.0);
+            assert!(per_entry <= 39.0, "{count} keys: {per_entry} bytes each");
+            // A full tier under churn: four times its capacity in distinct keys.
+            let bounded = touched(Some(count as usize), Eviction::Lru, &(0..4 * count).collect::<Vec<_>>());
+            let per_entry = bounded.memory_bytes() as f64 / count as f64;
+            assert!(per_entry <= 39.0, "{count} keys, bounded: {per_entry} bytes each");
         }
     }
 }
