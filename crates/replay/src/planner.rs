@@ -15,7 +15,6 @@ use crate::tier::Tier;
 /// - [`plan_of`](Planner::plan_of) gives the keys each adapter loads, among
 ///   those not in L1 (trimming to the hit is left to the counting: see
 ///   [`served`](Planner::served));
-/// - the hints let the touches that follow skip a second hash lookup.
 ///
 /// ```
 /// use kv_replay::{Eviction, Planner, Tier};
@@ -23,14 +22,14 @@ use crate::tier::Tier;
 ///
 /// let mut l1 = Tier::new(Some(10), Eviction::Lru);
 /// let mut l2 = Tier::new(None, Eviction::Lru);
-/// l1.touch(10);
-/// for key in [11, 13] {
+/// l1.touch(0);
+/// for key in [1, 3] {
 ///     l2.touch(key);
 /// }
 /// let adapters = [AdapterDescriptor::new(0, "dram")];
 /// let mut planner = Planner::new();
-/// // Key 12 is nowhere: the hit stops there, and 13's load is past it.
-/// let hit = planner.plan(&[10, 11, 12, 13], &l1, &[l2], &DefaultPolicy::new(), &adapters)?;
+/// // Key 2 is nowhere: the hit stops there, and 3's load is past it.
+/// let hit = planner.plan(&[0, 1, 2, 3], &l1, &[l2], &DefaultPolicy::new(), &adapters)?;
 /// assert_eq!((hit, planner.served(0, hit)), (2, 1));
 /// # Ok::<(), prefetch_policy::PlanError>(())
 /// ```
@@ -40,9 +39,6 @@ pub struct Planner {
     lookup: LookupResults,
     plan: LoadPlan,
     covered: Bitmap,
-    l1_hints: Vec<Option<u32>>,
-    /// One row of hints per adapter.
-    l2_hints: Vec<Vec<Option<u32>>>,
 }
 
 impl Planner {
@@ -59,8 +55,6 @@ impl Planner {
             lookup: LookupResults::with_capacity(max_keys, adapters),
             plan: LoadPlan::with_capacity(max_keys, adapters),
             covered: Bitmap::with_capacity_bits(max_keys),
-            l1_hints: Vec::with_capacity(max_keys),
-            l2_hints: (0..adapters).map(|_| Vec::with_capacity(max_keys)).collect(),
         }
     }
 
@@ -75,7 +69,7 @@ impl Planner {
     /// The policy's [`PlanError`]; the planner is then valid to reuse.
     pub fn plan(
         &mut self,
-        keys: &[u64],
+        keys: &[u32],
         l1: &Tier,
         l2: &[Tier],
         policy: &dyn PrefetchPolicy,
@@ -87,31 +81,21 @@ impl Planner {
 
     /// (a) Looks up each key in L1, and each key not in L1 in each adapter,
     /// into the lookup bitmaps (what LMCache's `lookup_and_lock` answers).
-    pub fn lookup(&mut self, keys: &[u64], l1: &Tier, l2: &[Tier]) {
+    pub fn lookup(&mut self, keys: &[u32], l1: &Tier, l2: &[Tier]) {
         let n = keys.len();
         self.in_l1.reset(n);
-        self.l1_hints.clear();
         for (i, &key) in keys.iter().enumerate() {
-            let hint = l1.find(key);
-            if hint.is_some() {
+            if l1.contains(key) {
                 self.in_l1.set(i);
             }
-            self.l1_hints.push(hint);
         }
-
         self.lookup.clear();
-        if self.l2_hints.len() < l2.len() {
-            self.l2_hints.resize_with(l2.len(), Vec::new);
-        }
-        for (j, (tier, hints)) in l2.iter().zip(&mut self.l2_hints).enumerate() {
+        for (j, tier) in l2.iter().enumerate() {
             let held = self.lookup.insert_clear(j, n);
-            hints.clear();
             for (i, &key) in keys.iter().enumerate() {
-                let hint = if self.l1_hints[i].is_some() { None } else { tier.find(key) };
-                if hint.is_some() {
+                if tier.contains(key) && !self.in_l1.test(i) {
                     held.set(i);
                 }
-                hints.push(hint);
             }
         }
     }
@@ -149,16 +133,5 @@ impl Planner {
     /// after the controller's trim to the hit.
     pub fn served(&self, j: usize, hit: usize) -> usize {
         self.plan.get(j).map_or(0, |loads| loads.count_range(..hit))
-    }
-
-    /// The L1 slot hint of key `i` of the last request.
-    pub(crate) fn l1_hint(&self, i: usize) -> Option<u32> {
-        self.l1_hints[i]
-    }
-
-    /// The slot hint of key `i` in adapter `j` (`None` if not looked up or
-    /// not held).
-    pub(crate) fn l2_hint(&self, j: usize, i: usize) -> Option<u32> {
-        self.l2_hints[j][i]
     }
 }

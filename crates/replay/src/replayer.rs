@@ -228,18 +228,18 @@ impl Replayer {
         totals.l1_hits += (hit - served_total) as u64;
 
         // (d) L1 touches every key in order.
-        for (i, &key) in keys.iter().enumerate() {
-            self.l1.touch_hinted(key, self.planner.l1_hint(i));
+        for &key in keys {
+            self.l1.touch(key);
         }
         // (e) Each adapter touches what it served and what was computed.
         for (j, tier) in self.l2.iter_mut().enumerate() {
             if let Some(loads) = self.planner.plan_of(j) {
                 for i in loads.ones().take_while(|&i| i < hit) {
-                    tier.touch_hinted(keys[i], self.planner.l2_hint(j, i));
+                    tier.touch(keys[i]);
                 }
             }
-            for (i, &key) in keys.iter().enumerate().skip(hit) {
-                tier.touch_hinted(key, self.planner.l2_hint(j, i));
+            for &key in &keys[hit..] {
+                tier.touch(key);
             }
         }
     }

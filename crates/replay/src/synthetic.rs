@@ -159,13 +159,14 @@ mod tests {
     #[test]
     fn ids_are_numbered_in_order_of_first_appearance() {
         let trace = generate(&SyntheticOptions::default().with_size(500, 10));
-        let mut seen = 0;
+        let mut next = 0;
         for request in trace.requests() {
             for &key in request.keys {
-                assert!(key <= seen + SYSTEM_PROMPTS * SYSTEM_PROMPT_BLOCKS as u64);
-                seen = seen.max(key);
+                assert!(key <= next, "{key} before {next}");
+                next += u32::from(key == next);
             }
         }
+        assert_eq!(next as usize, trace.distinct_keys());
     }
 
     #[test]

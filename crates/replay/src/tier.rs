@@ -3,43 +3,26 @@
 //!
 //! # What an entry is
 //!
-//! One entry per distinct key held:
+//! A tier's keys are a [`Trace`](crate::Trace)'s dense ids (`0..distinct`,
+//! interned as the trace is read), so its index is a plain vector:
 //!
-//! - a [`Node`] in a `Vec`: the key (8 bytes) and the slots of its
-//!   neighbours in the recency list (4 + 4 bytes), 16 bytes;
-//! - a bucket of the hash index: the node's slot (4 bytes; the key is read
-//!   from the node, so it is not stored twice) and hashbrown's control
-//!   byte.
+//! - a slot per distinct key of the trace, `slot_of[key]`: the key's node,
+//!   or none (4 bytes);
+//! - a [`Node`] per key held: the key and the slots of its neighbours in
+//!   the recency list (4 + 4 + 4 bytes, 12).
 //!
-//! A tier of finite capacity reserves its nodes once (16 bytes an entry)
-//! and an index with room for twice its keys, so that the tombstones of its
-//! churn are cleaned in place rather than by growing: at most 4.6 buckets a
-//! key, 23 bytes. An unbounded tier grows its nodes by half (at most 24
-//! bytes an entry) and its index by doubling (at most 16/7 buckets a key,
-//! 11.4 bytes). So at most 39 bytes an entry either way;
-//! [`Tier::memory_bytes`] gives the figure for a tier as it stands, and the
-//! replay's report prints it.
+//! So 16 bytes per distinct key per tier when the replay reserves both for
+//! its trace, at most 24 when they grow (by half) as keys come; [`Tier::memory_bytes`] gives the figure
+//! for a tier as it stands, and the replay's report prints it. A lookup is
+//! one load from `slot_of` and one from the node, with no hashing: the
+//! replay does 4 to 6 of them per block reference.
 //!
 //! The list is index-linked rather than a `LinkedList` of boxes: nodes sit
 //! contiguously, an eviction frees a node that the insertion which caused
 //! it reuses at once, so the vector never has holes and needs no free list.
 
-use core::hash::BuildHasher;
-
-use hashbrown::HashTable;
-use rustc_hash::FxBuildHasher;
-
 /// The end of the recency list.
 const NIL: u32 = u32::MAX;
-
-/// The hash of a key: FxHash, one multiply and a rotation, several times
-/// faster than SipHash on `u64` keys (a replay hashes every key 4 to 6
-/// times; nothing untrusted reaches a long-lived table, so HashDoS is not a
-/// concern).
-#[inline]
-fn hash(key: u64) -> u64 {
-    FxBuildHasher.hash_one(key)
-}
 
 /// How a full tier picks the key to drop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -80,7 +63,7 @@ impl Eviction {
 /// A key's node in the recency list.
 #[derive(Clone, Copy, Debug)]
 struct Node {
-    key: u64,
+    key: u32,
     /// Towards the most recent end.
     newer: u32,
     /// Towards the least recent end.
@@ -105,9 +88,9 @@ pub struct Tier {
     capacity: Option<usize>,
     eviction: Eviction,
     nodes: Vec<Node>,
-    /// Node slots, found by their key's hash and compared by the node's
-    /// key.
-    index: HashTable<u32>,
+    /// The node of each key, `NIL` if not held; grown on demand to the
+    /// largest key touched.
+    slot_of: Vec<u32>,
     newest: u32,
     oldest: u32,
     evictions: u64,
@@ -124,19 +107,21 @@ impl Tier {
         Tier::with_reserve(capacity, eviction, capacity.unwrap_or(0))
     }
 
-    /// [`new`](Tier::new), reserving room for `reserve` keys (at most the
-    /// capacity): a replay that knows how many distinct keys its trace has
-    /// reserves that many and never grows the tier.
+    /// [`new`](Tier::new), reserving room for keys `0..reserve` (nodes for
+    /// at most the capacity): a replay that knows how many distinct keys its
+    /// trace has reserves that many and never grows the tier.
     pub fn with_reserve(capacity: Option<usize>, eviction: Eviction, reserve: usize) -> Tier {
         assert!(capacity.is_none_or(|capacity| capacity < NIL as usize), "a tier holds fewer than 2^32 - 1 keys");
-        let reserve = capacity.map_or(reserve, |capacity| reserve.min(capacity));
-        // A full tier's churn leaves tombstones; hashbrown cleans them in
-        // place only while the table is at most half full, and would
-        // otherwise double it (an allocation mid-replay). Room for twice a
-        // full tier's keys keeps it in place.
-        let full = capacity.is_some_and(|capacity| reserve == capacity);
-        let index = HashTable::with_capacity(if full { 2 * reserve } else { reserve });
-        Tier { capacity, eviction, nodes: Vec::with_capacity(reserve), index, newest: NIL, oldest: NIL, evictions: 0 }
+        let nodes = capacity.map_or(reserve, |capacity| reserve.min(capacity));
+        Tier {
+            capacity,
+            eviction,
+            nodes: Vec::with_capacity(nodes),
+            slot_of: vec![NIL; reserve],
+            newest: NIL,
+            oldest: NIL,
+            evictions: 0,
+        }
     }
 
     /// The capacity in keys; `None` for unbounded.
@@ -166,47 +151,23 @@ impl Tier {
 
     /// Whether `key` is held.
     #[inline]
-    pub fn contains(&self, key: u64) -> bool {
-        self.find(key).is_some()
-    }
-
-    /// The slot of `key` if it is held: a hint for
-    /// [`touch_hinted`](Tier::touch_hinted), which saves a second hash
-    /// lookup when the same request looks a key up and then touches it.
-    #[inline]
-    pub fn find(&self, key: u64) -> Option<u32> {
-        let nodes = &self.nodes;
-        self.index.find(hash(key), |&slot| nodes[slot as usize].key == key).copied()
+    pub fn contains(&self, key: u32) -> bool {
+        self.slot_of.get(key as usize).is_some_and(|&slot| slot != NIL)
     }
 
     /// Inserts `key` as the most recent, or (LRU) moves it there if held;
     /// then evicts while over capacity.
     #[inline]
-    pub fn touch(&mut self, key: u64) {
-        match self.find(key) {
-            Some(slot) => self.refresh(slot),
-            None => self.insert(key),
-        }
-    }
-
-    /// [`touch`](Tier::touch) with the slot [`find`](Tier::find) gave for
-    /// `key` earlier (or `None`). The hint is checked: if the slot has been
-    /// given to another key since (an eviction in between), it falls back
-    /// to the hash lookup, so a stale hint is never wrong, only slower.
-    #[inline]
-    pub fn touch_hinted(&mut self, key: u64, hint: Option<u32>) {
-        match hint {
-            // Slots are never left empty (an eviction's slot is reused by
-            // the insertion that caused it), so a slot holding `key` is
-            // `key`'s node.
-            Some(slot) if self.nodes.get(slot as usize).is_some_and(|node| node.key == key) => self.refresh(slot),
-            _ => self.touch(key),
+    pub fn touch(&mut self, key: u32) {
+        match self.slot_of.get(key as usize) {
+            Some(&slot) if slot != NIL => self.refresh(slot),
+            _ => self.insert(key),
         }
     }
 
     /// The keys held, from the most recent (LRU) or the newest inserted
     /// (FIFO) to the next to be evicted: for tests and debugging.
-    pub fn keys_newest_first(&self) -> Vec<u64> {
+    pub fn keys_newest_first(&self) -> Vec<u32> {
         let mut keys = Vec::with_capacity(self.len());
         let mut slot = self.newest;
         while slot != NIL {
@@ -217,20 +178,9 @@ impl Tier {
         keys
     }
 
-    /// An estimate of the heap bytes the tier holds: its node vector and
-    /// hashbrown's table (buckets of 16 bytes and a control byte each, for
-    /// the next power of two at or above 8/7 of the map's capacity).
+    /// The heap bytes the tier holds: its node vector and its key index.
     pub fn memory_bytes(&self) -> usize {
-        let capacity = self.index.capacity();
-        // hashbrown's buckets: a power of two, 8/7 of the capacity (4 for
-        // capacity 3, 8 for 7: tables under 8 buckets are full-sized).
-        let buckets = match capacity {
-            0 => 0,
-            1..=3 => 4,
-            4..=7 => 8,
-            _ => (capacity * 8 / 7).next_power_of_two(),
-        };
-        self.nodes.capacity() * size_of::<Node>() + buckets * (size_of::<u32>() + 1)
+        self.nodes.capacity() * size_of::<Node>() + self.slot_of.capacity() * size_of::<u32>()
     }
 
     fn refresh(&mut self, slot: u32) {
@@ -240,7 +190,7 @@ impl Tier {
         }
     }
 
-    fn insert(&mut self, key: u64) {
+    fn insert(&mut self, key: u32) {
         if self.capacity == Some(0) {
             // Held for no time at all: inserted and evicted at once.
             self.evictions += 1;
@@ -250,9 +200,7 @@ impl Tier {
             // Full: the oldest key's node becomes the new key's.
             let slot = self.oldest;
             let old = self.nodes[slot as usize].key;
-            if let Ok(entry) = self.index.find_entry(hash(old), |&other| other == slot) {
-                entry.remove();
-            }
+            self.slot_of[old as usize] = NIL;
             self.unlink(slot);
             self.evictions += 1;
             self.nodes[slot as usize].key = key;
@@ -268,8 +216,14 @@ impl Tier {
             self.nodes.push(Node { key, newer: NIL, older: NIL });
             slot
         };
-        let nodes = &self.nodes;
-        self.index.insert_unique(hash(key), slot, |&slot| hash(nodes[slot as usize].key));
+        let index = key as usize;
+        if index >= self.slot_of.len() {
+            // Grow by half (keys come in roughly increasing order, so
+            // doubling would overshoot by more).
+            let len = (index + 1).max(self.slot_of.len() + self.slot_of.len() / 2);
+            self.slot_of.resize(len, NIL);
+        }
+        self.slot_of[index] = slot;
         self.link_newest(slot);
     }
 
@@ -301,7 +255,7 @@ impl Tier {
 mod tests {
     use super::*;
 
-    fn touched(capacity: Option<usize>, eviction: Eviction, keys: &[u64]) -> Tier {
+    fn touched(capacity: Option<usize>, eviction: Eviction, keys: &[u32]) -> Tier {
         let mut tier = Tier::new(capacity, eviction);
         for &key in keys {
             tier.touch(key);
@@ -314,6 +268,7 @@ mod tests {
         let tier = touched(Some(3), Eviction::Lru, &[1, 2, 3, 1, 4]);
         assert_eq!(tier.keys_newest_first(), [4, 1, 3]);
         assert_eq!(tier.evictions(), 1);
+        assert!(!tier.contains(2) && tier.contains(3) && !tier.contains(1_000));
     }
 
     #[test]
@@ -333,28 +288,17 @@ mod tests {
     }
 
     #[test]
-    fn a_stale_hint_falls_back_to_the_lookup() {
-        let mut tier = touched(Some(2), Eviction::Lru, &[1, 2]);
-        let hint = tier.find(1);
-        tier.touch(3); // evicts 1; its slot now holds 3
-        tier.touch_hinted(1, hint); // 1 is back, 2 evicted
-        assert_eq!(tier.keys_newest_first(), [1, 3]);
-        let hint = tier.find(3);
-        tier.touch_hinted(3, hint);
-        assert_eq!(tier.keys_newest_first(), [3, 1]);
-    }
-
-    #[test]
-    fn an_entry_is_within_64_bytes() {
-        assert_eq!(size_of::<Node>(), 16);
-        for count in [1_000u64, 100_000, 300_000] {
-            let tier = touched(None, Eviction::Lru, &(0..count).collect::<Vec<_>>());
-            let per_entry = tier.memory_bytes() as f64 / count as f64;
-            assert!(per_entry <= 39.0, "{count} keys: {per_entry} bytes each");
-            // A full tier under churn: four times its capacity in distinct keys.
-            let bounded = touched(Some(count as usize), Eviction::Lru, &(0..4 * count).collect::<Vec<_>>());
-            let per_entry = bounded.memory_bytes() as f64 / count as f64;
-            assert!(per_entry <= 39.0, "{count} keys, bounded: {per_entry} bytes each");
+    fn an_entry_is_within_24_bytes() {
+        assert_eq!(size_of::<Node>(), 12);
+        for count in [1_000u32, 100_000, 300_000] {
+            let keys: Vec<u32> = (0..count).collect();
+            let per_key = touched(None, Eviction::Lru, &keys).memory_bytes() as f64 / f64::from(count);
+            assert!(per_key <= 24.0, "{count} keys: {per_key} bytes each");
+            // Reserved for a trace of `count` distinct keys, a tier of a
+            // tenth of them: 4 bytes a distinct key, 12 a key held.
+            let mut bounded = Tier::with_reserve(Some(count as usize / 10), Eviction::Lru, count as usize);
+            keys.iter().for_each(|&key| bounded.touch(key));
+            assert_eq!(bounded.memory_bytes(), 4 * count as usize + 12 * (count as usize / 10));
         }
     }
 }

@@ -16,6 +16,7 @@
 
 use std::io::BufRead;
 
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -52,8 +53,9 @@ impl TraceOptions {
 /// One request: its keys in order and its input tokens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request<'t> {
-    /// The block keys, first block first.
-    pub keys: &'t [u64],
+    /// The block keys, first block first, as the trace's dense ids (see
+    /// [`Trace`]).
+    pub keys: &'t [u32],
     /// The input tokens (`input_length`).
     pub tokens: u64,
 }
@@ -61,6 +63,12 @@ pub struct Request<'t> {
 /// A parsed trace, held in three flat vectors (all keys back to back, the
 /// end of each request's keys, each request's tokens) rather than a vector
 /// per request: one allocation each, and the replay reads it in order.
+///
+/// Keys are interned as they are read: the trace's ids, whatever they are,
+/// become dense `u32` ids numbered from 0 in order of first appearance (so
+/// Mooncake's ids, numbered that way already, are unchanged). The tiers
+/// index keys by these ids with a plain vector instead of hashing them
+/// (see [`Tier`](crate::Tier)).
 ///
 /// ```
 /// use kv_replay::{Trace, TraceOptions};
@@ -70,16 +78,30 @@ pub struct Request<'t> {
 /// "#;
 /// let trace = Trace::parse(text.as_bytes(), &TraceOptions::default())?;
 /// assert_eq!((trace.len(), trace.block_refs(), trace.tokens()), (2, 5, 700 + 3 * 512));
-/// assert_eq!(trace.request(1).keys, [0, 5, 6]);
+/// assert_eq!(trace.request(1).keys, [0, 2, 3]); // ids 5, 6 are the 3rd and 4th seen
+/// assert_eq!(trace.distinct_keys(), 4);
 /// # Ok::<(), kv_replay::TraceError>(())
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Trace {
-    keys: Vec<u64>,
+    keys: Vec<u32>,
+    /// Each id's dense id.
+    dense: FxHashMap<u64, u32>,
     ends: Vec<usize>,
     tokens: Vec<u64>,
     block_tokens: u64,
 }
+
+/// Two traces are equal if they have the same requests (as dense ids) and
+/// block size, whatever ids they were read from.
+impl PartialEq for Trace {
+    fn eq(&self, other: &Trace) -> bool {
+        (&self.keys, &self.ends, &self.tokens, self.block_tokens)
+            == (&other.keys, &other.ends, &other.tokens, other.block_tokens)
+    }
+}
+
+impl Eq for Trace {}
 
 /// The fast path's view of a line: serde fills it without building a
 /// `Value`; a line it refuses is parsed again as a `Value` to say which
@@ -129,9 +151,18 @@ impl Trace {
         Ok(trace)
     }
 
-    /// Appends a request. `tokens` is not checked against the keys.
+    /// Appends a request, interning its keys. `tokens` is not checked
+    /// against the keys.
+    ///
+    /// # Panics
+    ///
+    /// Past 2^32 − 1 distinct keys.
     pub fn push(&mut self, keys: &[u64], tokens: u64) {
-        self.keys.extend_from_slice(keys);
+        for &key in keys {
+            let next = u32::try_from(self.dense.len()).ok().filter(|&next| next != u32::MAX);
+            let dense = *self.dense.entry(key).or_insert_with(|| next.expect("fewer than 2^32 - 1 distinct keys"));
+            self.keys.push(dense);
+        }
         self.ends.push(self.keys.len());
         self.tokens.push(tokens);
     }
@@ -167,10 +198,9 @@ impl Trace {
         self.requests().map(|request| request.keys.len()).max().unwrap_or(0)
     }
 
-    /// The number of distinct keys (a hash set over the trace: for sizing
-    /// tiers, not for a hot path).
+    /// The number of distinct keys: the dense ids are `0..distinct_keys()`.
     pub fn distinct_keys(&self) -> usize {
-        self.keys.iter().collect::<rustc_hash::FxHashSet<_>>().len()
+        self.dense.len()
     }
 
     /// Request `index`.

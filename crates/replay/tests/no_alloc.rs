@@ -72,10 +72,11 @@ fn replay_steps_with_reserved_tiers() {
     assert!(replayer.l1().evictions() > 0, "the test must evict to mean anything");
 }
 
-/// A full tier under churn (every touch a new key, so every touch evicts):
-/// the tombstones are cleaned in place, the table never grows.
+/// A full tier under churn (every touch a new key, so every touch evicts),
+/// reserved for the keys it will see: evicting reuses the node, nothing
+/// grows.
 fn a_full_tier_under_churn() {
-    let mut tier = Tier::new(Some(1_000), Eviction::Lru);
+    let mut tier = Tier::with_reserve(Some(1_000), Eviction::Lru, 200_000);
     let ops = heap_operations(|| {
         for key in 0..200_000 {
             tier.touch(key);
