@@ -13,6 +13,7 @@ use kv_replay::{Eviction, TierSpec};
 use crate::answer::Trim;
 use crate::bench_cmd::{self, BenchOptions, parse_bits};
 use crate::case::CaseLimits;
+use crate::chart;
 use crate::error::CliError;
 use crate::features::FeatureReport;
 use crate::hit_cmd::{self, HitOptions};
@@ -231,6 +232,9 @@ pub struct ReplayArgs {
     /// Threads for a sweep (default: one per core)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub threads: Option<u64>,
+    /// Draw hit ratio against the swept tier's capacity (log scale) into this SVG file
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<PathBuf>,
 }
 
 /// Runs the command.
@@ -258,6 +262,7 @@ fn replay(args: ReplayArgs) -> Result<(), CliError> {
     options.kv_bytes_per_token = args.kv_bytes_per_token;
     options.bench_runs = args.bench.map(|runs| runs as usize);
     options.threads = args.threads.map(|threads| threads as usize);
+    options.progress = io::stderr().is_terminal();
     let outcome = if args.trace == Path::new("-") {
         replay_cmd::run(io::stdin().lock(), &options)
     } else {
@@ -265,6 +270,9 @@ fn replay(args: ReplayArgs) -> Result<(), CliError> {
         let file = File::open(path).map_err(CliError::io(format!("cannot open {}", path.display())))?;
         replay_cmd::run(BufReader::with_capacity(1 << 16, file), &options)
     }?;
+    if let Some(path) = &args.chart {
+        chart::draw(path, &outcome.reports)?;
+    }
     let mut out = io::stdout().lock();
     let table = !args.json && io::stdout().is_terminal();
     let written = if table { outcome.write_table(&mut out) } else { outcome.write_json(&mut out) };

@@ -56,6 +56,7 @@
 pub mod answer;
 pub mod bench_cmd;
 pub mod case;
+pub mod chart;
 pub mod cli;
 pub mod error;
 pub mod features;

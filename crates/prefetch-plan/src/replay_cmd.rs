@@ -21,6 +21,7 @@
 use std::io::{self, BufRead, Write};
 use std::time::Instant;
 
+use indicatif::{ProgressBar, ProgressStyle};
 use kv_replay::{AdapterConfig, Eviction, ReplayConfig, Replayer, Report, TierSpec, Trace, TraceOptions, sweep};
 use serde::Serialize;
 
@@ -49,6 +50,9 @@ pub struct ReplayOptions {
     /// `--threads`: the sweep's threads; `None`: rayon's default (one per
     /// core).
     pub threads: Option<usize>,
+    /// Show a progress bar on standard error (the CLI: when it is a
+    /// terminal).
+    pub progress: bool,
 }
 
 impl ReplayOptions {
@@ -63,6 +67,7 @@ impl ReplayOptions {
             kv_bytes_per_token: None,
             bench_runs: None,
             threads: None,
+            progress: false,
         }
     }
 
@@ -162,21 +167,50 @@ pub fn run(input: impl BufRead, options: &ReplayOptions) -> Result<ReplayOutcome
     // Fail on a bad policy before reading a large trace.
     Replayer::new(&configs[0]).map_err(CliError::Replay)?;
     let parse_start = Instant::now();
+    let spinner = options.progress.then(|| {
+        let spinner = ProgressBar::new_spinner().with_message("reading the trace");
+        spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+        spinner
+    });
     let trace_options = TraceOptions::default().with_block_tokens(options.block_tokens);
-    let trace = Trace::parse(input, &trace_options).map_err(|error| CliError::BadTrace(Box::new(error)))?;
+    let trace = Trace::parse(input, &trace_options).map_err(|error| CliError::BadTrace(Box::new(error)));
+    if let Some(spinner) = spinner {
+        spinner.finish_and_clear();
+    }
+    let trace = trace?;
     let parse_seconds = parse_start.elapsed().as_secs_f64();
+    let runs = options.bench_runs.unwrap_or(1).max(1);
+    let bar = options.progress.then(|| {
+        let total = (trace.len() * configs.len() * runs) as u64;
+        let style = ProgressStyle::with_template("{bar:40} {pos}/{len} requests replayed, {eta} left")
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+        ProgressBar::new(total).with_style(style)
+    });
+    let progress = |requests: usize| {
+        if let Some(bar) = &bar {
+            bar.inc(requests as u64);
+        }
+    };
 
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads.unwrap_or(0))
         .build()
         .map_err(|error| CliError::BadOption { option: "--threads", message: error.to_string() })?;
-    let replay_all = || pool.install(|| sweep::replay_all(&trace, &configs)).map_err(CliError::Replay);
-    let Some(runs) = options.bench_runs else {
-        return Ok(ReplayOutcome { reports: replay_all()?, bench: None });
+    let replay_all =
+        || pool.install(|| sweep::replay_all_with_progress(&trace, &configs, progress)).map_err(CliError::Replay);
+    let finish = |bar: Option<ProgressBar>| {
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
     };
+    if options.bench_runs.is_none() {
+        let reports = replay_all();
+        finish(bar);
+        return Ok(ReplayOutcome { reports: reports?, bench: None });
+    }
     let mut sweeps = Vec::with_capacity(runs);
     let mut all_runs = Vec::with_capacity(runs);
-    for _ in 0..runs.max(1) {
+    for _ in 0..runs {
         let start = Instant::now();
         all_runs.push(replay_all()?);
         sweeps.push(start.elapsed().as_secs_f64());
@@ -195,8 +229,9 @@ pub fn run(input: impl BufRead, options: &ReplayOptions) -> Result<ReplayOutcome
             }
         })
         .collect();
+    finish(bar);
     let bench = BenchSummary {
-        runs: runs.max(1),
+        runs,
         threads: pool.current_num_threads(),
         parse_seconds,
         sweep_seconds: median_f64(sweeps),

@@ -119,3 +119,14 @@ fn bad_options_exit_2() {
         assert!(run.stderr.contains(message), "{args:?}: {}", run.stderr);
     }
 }
+
+#[test]
+fn chart_draws_the_sweep() {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay-cli-chart.svg");
+    let run = replay(&["-", "--l1", "1,2,4", "--chart", path.to_str().unwrap()], SMALL);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(std::fs::read_to_string(&path).unwrap().starts_with("<svg"));
+    let single = replay(&["-", "--l1", "4", "--chart", path.to_str().unwrap()], SMALL);
+    assert_eq!(single.code, Some(2), "{}", single.stderr);
+    assert!(single.stderr.contains("--chart"), "{}", single.stderr);
+}

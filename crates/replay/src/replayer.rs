@@ -160,8 +160,9 @@ impl Replayer {
         self.replay_with_progress(trace, |_| {})
     }
 
-    /// [`replay`](Replayer::replay), calling `progress(done)` every 4,096
-    /// requests (for a progress bar).
+    /// [`replay`](Replayer::replay), calling `progress(requests)` with the
+    /// number of requests replayed since the last call, every 4,096
+    /// requests and at the end (for a progress bar).
     ///
     /// # Errors
     ///
@@ -177,8 +178,11 @@ impl Replayer {
         for (index, request) in trace.requests().enumerate() {
             self.step_timed(request).map_err(|error| ReplayError::Plan { request: index, error })?;
             if index % 4096 == 4095 {
-                progress(index + 1);
+                progress(4096);
             }
+        }
+        if !trace.len().is_multiple_of(4096) {
+            progress(trace.len() % 4096);
         }
         self.elapsed_ns += start.elapsed().as_nanos() as u64;
         Ok(self.report())

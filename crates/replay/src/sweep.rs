@@ -32,9 +32,27 @@ use crate::trace::Trace;
 ///
 /// The first configuration's error, in order.
 pub fn replay_all(trace: &Trace, configs: &[ReplayConfig]) -> Result<Vec<Report>, ReplayError> {
+    replay_all_with_progress(trace, configs, |_| {})
+}
+
+/// [`replay_all`], calling `progress(requests)` from the replaying threads
+/// as requests are done (see [`Replayer::replay_with_progress`]): the sum
+/// of the calls reaches `trace.len() * configs.len()`.
+///
+/// # Errors
+///
+/// As [`replay_all`].
+pub fn replay_all_with_progress(
+    trace: &Trace,
+    configs: &[ReplayConfig],
+    progress: impl Fn(usize) + Sync,
+) -> Result<Vec<Report>, ReplayError> {
     let distinct = trace.distinct_keys();
     let max_keys = trace.max_keys();
-    configs.par_iter().map(|config| Replayer::with_reserve(config, distinct, max_keys)?.replay(trace)).collect()
+    configs
+        .par_iter()
+        .map(|config| Replayer::with_reserve(config, distinct, max_keys)?.replay_with_progress(trace, &progress))
+        .collect()
 }
 
 /// The configurations of a sweep: every combination of an L1 capacity and
