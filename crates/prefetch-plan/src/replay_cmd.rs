@@ -140,6 +140,9 @@ pub struct BenchSummary {
     pub parse_seconds: f64,
     /// The median over runs of the whole sweep's wall time.
     pub sweep_seconds: f64,
+    /// The median cost of the `Instant::now` pair around each request's
+    /// planner, which `planner_ns_p50` includes.
+    pub timer_ns: u64,
     /// One row per configuration.
     pub rows: Vec<BenchRow>,
 }
@@ -235,10 +238,24 @@ pub fn run(input: impl BufRead, options: &ReplayOptions) -> Result<ReplayOutcome
         threads: pool.current_num_threads(),
         parse_seconds,
         sweep_seconds: median_f64(sweeps),
+        timer_ns: timer_overhead_ns(),
         rows,
     };
     let reports = all_runs.pop().unwrap_or_default();
     Ok(ReplayOutcome { reports, bench: Some(bench) })
+}
+
+/// The median time of an `Instant::now` pair with nothing between, over
+/// 10,001 pairs.
+fn timer_overhead_ns() -> u64 {
+    let mut samples: Vec<u64> = (0..10_001)
+        .map(|_| {
+            let start = Instant::now();
+            start.elapsed().as_nanos() as u64
+        })
+        .collect();
+    samples.sort_unstable();
+    samples[samples.len() / 2]
 }
 
 fn median_f64(mut values: Vec<f64>) -> f64 {
@@ -358,8 +375,8 @@ fn write_sweep_table(out: &mut impl Write, reports: &[Report]) -> io::Result<()>
 fn write_bench_table(out: &mut impl Write, bench: &BenchSummary) -> io::Result<()> {
     writeln!(
         out,
-        "median of {} runs on {} threads; parse {:.3} s; whole sweep {:.3} s",
-        bench.runs, bench.threads, bench.parse_seconds, bench.sweep_seconds
+        "median of {} runs on {} threads; parse {:.3} s; whole sweep {:.3} s; timer pair {} ns",
+        bench.runs, bench.threads, bench.parse_seconds, bench.sweep_seconds, bench.timer_ns
     )?;
     writeln!(out, "{:>8} {:>12} {:>16} {:>14}", "L1", "replay s", "block refs/s", "planner p50 ns")?;
     for row in &bench.rows {

@@ -37,6 +37,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod fast_line;
 mod planner;
 mod replayer;
 mod report;

@@ -21,6 +21,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{TraceError, TraceErrorKind};
+use crate::fast_line;
 
 /// How a trace is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +131,7 @@ impl Trace {
     pub fn parse(mut input: impl BufRead, options: &TraceOptions) -> Result<Trace, TraceError> {
         let mut trace = Trace::new(options.block_tokens);
         let mut text = String::new();
+        let mut keys = Vec::new();
         for line in 1.. {
             text.clear();
             let read = input.read_line(&mut text);
@@ -144,8 +146,8 @@ impl Trace {
             if text.is_empty() {
                 continue;
             }
-            let (keys, tokens) =
-                parse_line(text, options.block_tokens).map_err(|(field, kind)| TraceError::new(line, field, kind))?;
+            let tokens = parse_line(text, options.block_tokens, &mut keys)
+                .map_err(|(field, kind)| TraceError::new(line, field, kind))?;
             trace.push(&keys, tokens);
         }
         Ok(trace)
@@ -219,45 +221,65 @@ impl Trace {
     }
 }
 
-/// One line's keys and tokens, or the field at fault (when the kind does
-/// not imply it) and what is wrong.
-fn parse_line(text: &str, block_tokens: u64) -> Result<(Vec<u64>, u64), (Option<String>, TraceErrorKind)> {
-    let line: Line = match serde_json::from_str(text) {
-        Ok(line) => line,
-        Err(error) => return Err(diagnose(text, error)),
-    };
-    let (keys_field, keys) = match (line.hash_ids, line.keys) {
+/// What is wrong with a line: the field at fault (when the kind does not
+/// imply it) and the kind.
+type LineError = (Option<String>, TraceErrorKind);
+
+/// One line's keys (into `keys`, replacing its contents) and tokens: the
+/// fast path when it takes the line, else serde.
+fn parse_line(text: &str, block_tokens: u64, keys: &mut Vec<u64>) -> Result<u64, LineError> {
+    if let Some(line) = fast_line::read(text.as_bytes(), keys) {
+        let tokens = line.tokens.map(|(field, tokens)| (field, tokens as i64));
+        return tokens_of(line.keys_field, keys.len(), tokens, block_tokens);
+    }
+    let line: Line = serde_json::from_str(text).map_err(|error| diagnose(text, error))?;
+    let (keys_field, ids) = match (line.hash_ids, line.keys) {
         (Some(_), Some(_)) => return Err((Some("keys".to_owned()), TraceErrorKind::Conflicting { other: "hash_ids" })),
-        (Some(ids), None) => ("hash_ids", ids),
-        (None, Some(keys)) => ("keys", keys),
-        (None, None) => return Err((None, TraceErrorKind::MissingKeys)),
+        (Some(ids), None) => (Some("hash_ids"), ids),
+        (None, Some(ids)) => (Some("keys"), ids),
+        (None, None) => (None, Vec::new()),
     };
-    let (tokens_field, tokens) = match (line.input_length, line.tokens) {
+    let tokens = match (line.input_length, line.tokens) {
         (Some(_), Some(_)) => {
             return Err((Some("tokens".to_owned()), TraceErrorKind::Conflicting { other: "input_length" }));
         }
-        (Some(tokens), None) => ("input_length", tokens),
-        (None, Some(tokens)) => ("tokens", tokens),
-        (None, None) => {
-            let tokens = keys.len() as u64 * block_tokens;
-            return Ok((keys, tokens));
-        }
+        (Some(tokens), None) => Some(("input_length", tokens)),
+        (None, Some(tokens)) => Some(("tokens", tokens)),
+        (None, None) => None,
+    };
+    *keys = ids;
+    tokens_of(keys_field, keys.len(), tokens, block_tokens)
+}
+
+/// The rules both paths share: the keys must be there, the token count
+/// (if any) positive and consistent with them; returns the tokens.
+fn tokens_of(
+    keys_field: Option<&'static str>,
+    keys: usize,
+    tokens: Option<(&'static str, i64)>,
+    block_tokens: u64,
+) -> Result<u64, LineError> {
+    let Some(keys_field) = keys_field else {
+        return Err((None, TraceErrorKind::MissingKeys));
+    };
+    let Some((tokens_field, tokens)) = tokens else {
+        return Ok(keys as u64 * block_tokens);
     };
     if tokens <= 0 {
         return Err((Some(tokens_field.to_owned()), TraceErrorKind::NotPositive { found: tokens.to_string() }));
     }
     let tokens = tokens as u64;
     let expected = tokens.div_ceil(block_tokens);
-    if keys.len() as u64 != expected {
-        let kind = TraceErrorKind::LengthMismatch { ids: keys.len(), tokens, block_tokens, expected };
+    if keys as u64 != expected {
+        let kind = TraceErrorKind::LengthMismatch { ids: keys, tokens, block_tokens, expected };
         return Err((Some(keys_field.to_owned()), kind));
     }
-    Ok((keys, tokens))
+    Ok(tokens)
 }
 
 /// Why serde refused a line, field by field: the slow path, taken once, at
 /// the line that stops the parse.
-fn diagnose(text: &str, error: serde_json::Error) -> (Option<String>, TraceErrorKind) {
+fn diagnose(text: &str, error: serde_json::Error) -> LineError {
     let json = |error: serde_json::Error| {
         let message = error.to_string();
         // serde_json appends " at line L column C": the line is the trace's.
