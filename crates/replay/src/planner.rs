@@ -93,7 +93,7 @@ impl Planner {
         for (j, tier) in l2.iter().enumerate() {
             let held = self.lookup.insert_clear(j, n);
             for (i, &key) in keys.iter().enumerate() {
-                if tier.contains(key) && !self.in_l1.test(i) {
+                if !self.in_l1.test(i) && tier.contains(key) {
                     held.set(i);
                 }
             }
