@@ -208,8 +208,13 @@ pub struct ReplayArgs {
     /// L1's capacity: CAP, or CAP,CAP,... for a sweep
     #[arg(long, value_name = "CAP")]
     pub l1: TierSpec,
-    /// An L2 adapter: CAP[,CAP...][:weight=W][:bw=RATE]; repeat for more, in order
-    #[arg(long, value_name = "CAP")]
+    /// The L2 adapters, in order: each a capacity or a sweep of them, with
+    /// an optional weight and bandwidth (the help text has the syntax).
+    #[arg(
+        long,
+        value_name = "CAP",
+        help = "An L2 adapter: CAP[,CAP...][:weight=W][:bw=RATE]; repeat for more, in order"
+    )]
     pub l2: Vec<TierSpec>,
     /// The prefetch policy: default, balanced, retain, or any registered one
     #[arg(long, value_name = "NAME", default_value = "default")]
