@@ -13,6 +13,7 @@
 //!   allocating, and [`Replayer`] the whole model, whose rules
 //!   `docs/REPLAY.md` states;
 //! - [`sweep`] replays one trace at several capacities on rayon's pool;
+//! - [`hybrid`] replays it under a cell model (groups × ranks a chunk);
 //! - [`synthetic`] makes Mooncake-shaped traces for tests and benchmarks.
 //!
 //! ```
@@ -38,6 +39,7 @@
 
 mod error;
 mod fast_line;
+pub mod hybrid;
 mod planner;
 mod replayer;
 mod report;
