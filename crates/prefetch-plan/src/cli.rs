@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use bitmap_core::kernel::Kernel;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use kv_replay::hybrid::CellModel;
 use kv_replay::{Eviction, TierSpec};
 
 use crate::answer::Trim;
@@ -122,7 +123,7 @@ pub enum Command {
     Bench(BenchArgs),
     /// Replay a request trace through L1 and L2 adapters: hit ratios, evictions, the planner's cost
     #[command(after_help = REPLAY_HELP)]
-    Replay(ReplayArgs),
+    Replay(Box<ReplayArgs>),
 }
 
 /// The options of `plan`.
@@ -240,6 +241,40 @@ pub struct ReplayArgs {
     /// Draw hit ratio against the swept tier's capacity (log scale) into this SVG file
     #[arg(long, value_name = "FILE")]
     pub chart: Option<PathBuf>,
+    /// Hybrid model: the layer groups (with one --windows value, every group has that window)
+    #[arg(long, value_name = "G", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub groups: Option<u64>,
+    /// Hybrid model: tensor-parallel ranks, each group's cells split across them
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub ranks: Option<u64>,
+    /// Hybrid model: one window per group, comma-separated (<= 0 full attention, >= 1 sliding, 1 Mamba)
+    #[arg(long, value_name = "W,...", value_delimiter = ',', allow_hyphen_values = true)]
+    pub windows: Vec<i64>,
+}
+
+impl ReplayArgs {
+    /// The cell model of `--groups`, `--ranks`, `--windows`, if any is given.
+    fn cells(&self) -> Result<Option<CellModel>, CliError> {
+        if self.groups.is_none() && self.ranks.is_none() && self.windows.is_empty() {
+            return Ok(None);
+        }
+        let bad = |message: String| CliError::BadOption { option: "--windows", message };
+        let windows = match (self.groups, self.windows.as_slice()) {
+            (_, []) => return Err(bad("a hybrid model needs --windows (one per group)".to_owned())),
+            (Some(groups), &[window]) => vec![window; groups as usize],
+            (Some(groups), windows) if windows.len() as u64 != groups => {
+                return Err(bad(format!(
+                    "{} windows for --groups {groups}: give one per group, or one for all",
+                    windows.len()
+                )));
+            }
+            (_, windows) => windows.to_vec(),
+        };
+        if self.chart.is_some() || self.bench.is_some() {
+            return Err(bad("--chart and --bench are for flat replays, not hybrid ones".to_owned()));
+        }
+        Ok(Some(CellModel { windows, ranks: self.ranks.unwrap_or(1) as usize }))
+    }
 }
 
 /// Runs the command.
@@ -254,13 +289,15 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Hit(args) => hit(args),
         Command::Features(args) => features(&args),
         Command::Bench(args) => bench(&args),
-        Command::Replay(args) => replay(args),
+        Command::Replay(args) => replay(*args),
     }
 }
 
 fn replay(args: ReplayArgs) -> Result<(), CliError> {
     Kernel::try_active()?;
+    let cells = args.cells()?;
     let mut options = ReplayOptions::new(args.l1, args.l2);
+    options.cells = cells;
     options.policy = args.policy;
     options.eviction = args.eviction.into();
     options.block_tokens = args.block_tokens;

@@ -22,7 +22,9 @@ use std::io::{self, BufRead, Write};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use kv_replay::hybrid::{CellModel, HybridReport, replay_hybrid};
 use kv_replay::{AdapterConfig, Eviction, ReplayConfig, Replayer, Report, TierSpec, Trace, TraceOptions, sweep};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::CliError;
@@ -53,6 +55,8 @@ pub struct ReplayOptions {
     /// Show a progress bar on standard error (the CLI: when it is a
     /// terminal).
     pub progress: bool,
+    /// `--groups`, `--ranks`, `--windows`: replay cells, not chunks.
+    pub cells: Option<CellModel>,
 }
 
 impl ReplayOptions {
@@ -68,6 +72,7 @@ impl ReplayOptions {
             bench_runs: None,
             threads: None,
             progress: false,
+            cells: None,
         }
     }
 
@@ -153,6 +158,8 @@ pub struct BenchSummary {
 pub struct ReplayOutcome {
     /// One report per configuration, in order.
     pub reports: Vec<Report>,
+    /// With a cell model, one hybrid report per configuration instead.
+    pub hybrid: Vec<HybridReport>,
     /// With `--bench`, the timing.
     pub bench: Option<BenchSummary>,
 }
@@ -182,6 +189,9 @@ pub fn run(input: impl BufRead, options: &ReplayOptions) -> Result<ReplayOutcome
     }
     let trace = trace?;
     let parse_seconds = parse_start.elapsed().as_secs_f64();
+    if let Some(model) = &options.cells {
+        return replay_cells(&trace, &configs, model, options.threads);
+    }
     let runs = options.bench_runs.unwrap_or(1).max(1);
     let bar = options.progress.then(|| {
         let total = (trace.len() * configs.len() * runs) as u64;
@@ -209,7 +219,7 @@ pub fn run(input: impl BufRead, options: &ReplayOptions) -> Result<ReplayOutcome
     if options.bench_runs.is_none() {
         let reports = replay_all();
         finish(bar);
-        return Ok(ReplayOutcome { reports: reports?, bench: None });
+        return Ok(ReplayOutcome { reports: reports?, hybrid: Vec::new(), bench: None });
     }
     let mut sweeps = Vec::with_capacity(runs);
     let mut all_runs = Vec::with_capacity(runs);
@@ -242,7 +252,7 @@ pub fn run(input: impl BufRead, options: &ReplayOptions) -> Result<ReplayOutcome
         rows,
     };
     let reports = all_runs.pop().unwrap_or_default();
-    Ok(ReplayOutcome { reports, bench: Some(bench) })
+    Ok(ReplayOutcome { reports, hybrid: Vec::new(), bench: Some(bench) })
 }
 
 /// The median time of an `Instant::now` pair with nothing between, over
@@ -256,6 +266,37 @@ fn timer_overhead_ns() -> u64 {
         .collect();
     samples.sort_unstable();
     samples[samples.len() / 2]
+}
+
+/// The hybrid replay of every configuration, in parallel; capacities in
+/// blocks become cells (a block's `cells_per_chunk` cells each).
+fn replay_cells(
+    trace: &Trace,
+    configs: &[ReplayConfig],
+    model: &CellModel,
+    threads: Option<usize>,
+) -> Result<ReplayOutcome, CliError> {
+    let rows = model.rows();
+    let in_cells = |capacity: Option<usize>| capacity.map(|blocks| blocks.saturating_mul(rows));
+    let configs: Vec<ReplayConfig> = configs
+        .iter()
+        .map(|config| {
+            let mut config = config.clone();
+            config.l1 = in_cells(config.l1);
+            for adapter in &mut config.adapters {
+                adapter.capacity = in_cells(adapter.capacity);
+            }
+            config
+        })
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|error| CliError::BadOption { option: "--threads", message: error.to_string() })?;
+    let hybrid = pool
+        .install(|| configs.par_iter().map(|config| replay_hybrid(trace, config, model)).collect::<Result<Vec<_>, _>>())
+        .map_err(|error| CliError::BadOption { option: "--windows", message: error.to_string() })?;
+    Ok(ReplayOutcome { reports: Vec::new(), hybrid, bench: None })
 }
 
 fn median_f64(mut values: Vec<f64>) -> f64 {
@@ -284,6 +325,9 @@ impl ReplayOutcome {
         if let Some(bench) = &self.bench {
             return json::write_line(out, bench);
         }
+        for report in &self.hybrid {
+            json::write_line(&mut out, report)?;
+        }
         for report in &self.reports {
             json::write_line(&mut out, report)?;
         }
@@ -299,6 +343,9 @@ impl ReplayOutcome {
     pub fn write_table<W: Write>(&self, mut out: W) -> io::Result<()> {
         if let Some(bench) = &self.bench {
             return write_bench_table(&mut out, bench);
+        }
+        if !self.hybrid.is_empty() {
+            return write_hybrid_table(&mut out, &self.hybrid);
         }
         match self.reports.as_slice() {
             [report] => write_report_table(&mut out, report),
@@ -367,6 +414,35 @@ fn write_sweep_table(out: &mut impl Write, reports: &[Report]) -> io::Result<()>
             out,
             " {:>8.4} {:>8.4} {:>8.4} {:>12} {:>8.3}",
             ratio.block, ratio.token, ratio.request_mean, report.l1.evictions, report.replay_seconds
+        )?;
+    }
+    Ok(())
+}
+
+fn write_hybrid_table(out: &mut impl Write, reports: &[HybridReport]) -> io::Result<()> {
+    if let Some(first) = reports.first() {
+        writeln!(
+            out,
+            "{} groups x {} ranks: {} cells a chunk; capacities in cells",
+            first.groups, first.ranks, first.cells_per_chunk
+        )?;
+    }
+    writeln!(
+        out,
+        "{:>10} {:>8} {:>8} {:>8} {:>14} {:>14}",
+        "L1 cells", "blocks", "tokens", "mean", "L1 evicted", "retain saves"
+    )?;
+    for report in reports {
+        let ratio = &report.hit_ratio;
+        writeln!(
+            out,
+            "{:>10} {:>8.4} {:>8.4} {:>8.4} {:>14} {:>13.1}%",
+            blocks_label(report.l1.capacity_blocks),
+            ratio.block,
+            ratio.token,
+            ratio.request_mean,
+            report.l1.evictions,
+            100.0 * report.retain_saving
         )?;
     }
     Ok(())

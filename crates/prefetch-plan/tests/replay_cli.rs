@@ -130,3 +130,26 @@ fn chart_draws_the_sweep() {
     assert_eq!(single.code, Some(2), "{}", single.stderr);
     assert!(single.stderr.contains("--chart"), "{}", single.stderr);
 }
+
+#[test]
+fn hybrid_models_replay_cells() {
+    let rows = json_lines(&replay(&["-", "--l1", "inf", "--windows", "-1,1", "--ranks", "2"], SMALL));
+    let report = &rows[0];
+    assert_eq!((report["cells_per_chunk"].as_u64(), report["hit_blocks"].as_u64()), (Some(4), Some(2)));
+    // Request 2 hits chunks 0, 1: the Mamba rows need only chunk 1's cells.
+    assert_eq!(report["cells_dropped_by_retain"], 2);
+    // One full-attention group is the flat replay.
+    let flat = json_lines(&replay(&["-", "--l1", "2", "--l2", "inf"], SMALL));
+    let cells = json_lines(&replay(&["-", "--l1", "2", "--l2", "inf", "--groups", "1", "--windows", "-1"], SMALL));
+    assert_eq!(cells[0]["hit_ratio"], flat[0]["hit_ratio"]);
+    // --groups with one window repeats it.
+    let eight = json_lines(&replay(&["-", "--l1", "inf", "--groups", "8", "--windows", "-1"], SMALL));
+    assert_eq!(eight[0]["cells_per_chunk"], 8);
+    for args in [&["--groups", "3", "--windows", "-1,1"][..], &["--ranks", "2"], &["--windows", "-1", "--bench", "2"]] {
+        let mut argv = vec!["-", "--l1", "10"];
+        argv.extend_from_slice(args);
+        let run = replay(&argv, SMALL);
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains("--windows"), "{args:?}: {}", run.stderr);
+    }
+}

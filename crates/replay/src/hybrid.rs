@@ -193,12 +193,7 @@ pub fn replay_hybrid(trace: &Trace, config: &ReplayConfig, model: &CellModel) ->
     };
     report.retain_saving = ratio(report.cells_dropped_by_retain, report.cells_touched + report.cells_dropped_by_retain);
     report.l1 = TierReport::new(&l1, l1_hits, None, None);
-    report.l2 = l2
-        .iter()
-        .zip(&served)
-        .zip(&config.adapters)
-        .map(|((tier, &served), _)| TierReport::new(tier, served, None, None))
-        .collect();
+    report.l2 = l2.iter().zip(&served).map(|(tier, &served)| TierReport::new(tier, served, None, None)).collect();
     report.planner_ns = Percentiles::of(&planner_ns);
     Ok(report)
 }
