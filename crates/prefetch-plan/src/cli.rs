@@ -82,6 +82,11 @@ Model, per request k0..k(n-1) (docs/REPLAY.md has it exactly): look up each key 
 plans the keys not in L1 over the adapters; the hit h is the longest prefix in L1 or planned (later loads are trimmed);
 L1 touches k0..k(n-1) in order, evicting when full; each adapter touches the keys it served and every key from h on.
 
+Hybrid models: --windows W,... (one per layer group; with --groups G and one window, G groups of it) and --ranks R
+make each chunk G*R cells, cached and evicted on their own: the hit is fold_unfold_grouped over the cells found, the
+loads follow the grid plan, and tiers keep only the cells the retain mask needs plus the computed ones. Capacities
+then count cells (a block's worth: G*R cells).
+
 Output: JSON (one line per replay) when --json is given or standard output is not a terminal, else a short table.
   --bench N replays each configuration N times and reports the median times instead."#;
 
