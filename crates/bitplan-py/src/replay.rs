@@ -77,7 +77,7 @@ pub(crate) fn replay<'py>(
         return Err(PyValueError::new_err("block_tokens must be at least 1"));
     }
     let eviction = Eviction::from_name(eviction)
-        .ok_or_else(|| PyValueError::new_err(format!("eviction {eviction:?}: expected 'lru' or 'fifo'")))?;
+        .ok_or_else(|| PyValueError::new_err(format!("eviction {eviction:?}: expected 'lru', 'fifo' or 'lfu'")))?;
     let l1 = blocks(&tier_spec(l1)?, block_tokens, kv_bytes_per_token)?;
     let adapters = l2
         .iter()

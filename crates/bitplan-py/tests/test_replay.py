@@ -36,7 +36,7 @@ capacities = st.one_of(st.none(), st.integers(0, 40))
     requests=st.lists(st.lists(st.integers(0, 60), min_size=0, max_size=12), max_size=60),
     l1=capacities,
     l2=st.lists(capacities, max_size=3),
-    eviction=st.sampled_from(["lru", "fifo"]),
+    eviction=st.sampled_from(["lru", "fifo", "lfu"]),
 )
 def test_agrees_with_the_reference_model(requests, l1, l2, eviction):
     report = bitplan.replay(requests, l1, l2, eviction=eviction)
@@ -89,7 +89,7 @@ def test_capacities_weights_and_bandwidths():
         ({"l1": "64GiB"}, ValueError, "kv-bytes-per-token"),
         ({"l1": 1.5}, TypeError, "a capacity is an int"),
         ({"l1": 10, "policy": "nope"}, ValueError, "nope"),
-        ({"l1": 10, "eviction": "random"}, ValueError, "expected 'lru' or 'fifo'"),
+        ({"l1": 10, "eviction": "random"}, ValueError, "expected 'lru', 'fifo' or 'lfu'"),
         ({"l1": 10, "block_tokens": 0}, ValueError, "block_tokens"),
     ],
 )

@@ -194,6 +194,8 @@ pub enum EvictionArg {
     Lru,
     /// First in, first out (a touch of a held key changes nothing)
     Fifo,
+    /// Least frequently used (ties: least recently touched)
+    Lfu,
 }
 
 impl From<EvictionArg> for Eviction {
@@ -201,6 +203,7 @@ impl From<EvictionArg> for Eviction {
         match eviction {
             EvictionArg::Lru => Eviction::Lru,
             EvictionArg::Fifo => Eviction::Fifo,
+            EvictionArg::Lfu => Eviction::Lfu,
         }
     }
 }

@@ -7,8 +7,8 @@
 //!   plain `{"keys": [...]}` lines, with errors naming the line and field;
 //! - [`Capacity`] and [`TierSpec`] read `20000`, `1e7tok`, `64GiB`, `inf`,
 //!   with an adapter's `weight=` and `bw=`;
-//! - [`Tier`] is one cache level with [`Eviction`] LRU or FIFO, 16 bytes of
-//!   node and one hash-map slot per key;
+//! - [`Tier`] is one cache level with [`Eviction`] LRU, FIFO or LFU, a
+//!   16-byte node per key held and a 4-byte slot per distinct key;
 //! - [`Planner`] does the per-request lookup → plan → hit without
 //!   allocating, and [`Replayer`] the whole model, whose rules
 //!   `docs/REPLAY.md` states;

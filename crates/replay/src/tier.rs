@@ -8,11 +8,11 @@
 //!
 //! - a slot per distinct key of the trace, `slot_of[key]`: the key's node,
 //!   or none (4 bytes);
-//! - a [`Node`] per key held: the key and the slots of its neighbours in
-//!   the recency list (4 + 4 + 4 bytes, 12).
+//! - a [`Node`] per key held: the key, the slots of its neighbours in the
+//!   eviction list and its touch count for LFU (4 × 4 bytes, 16).
 //!
-//! So 16 bytes per distinct key per tier when the replay reserves both for
-//! its trace, at most 24 when they grow (by half) as keys come; [`Tier::memory_bytes`] gives the figure
+//! So 20 bytes per distinct key per tier when the replay reserves both for
+//! its trace, at most 30 when they grow (by half) as keys come; [`Tier::memory_bytes`] gives the figure
 //! for a tier as it stands, and the replay's report prints it. A lookup is
 //! one load from `slot_of` and one from the node, with no hashing: the
 //! replay does 4 to 6 of them per block reference.
@@ -33,6 +33,11 @@ pub enum Eviction {
     /// First in, first out: a touch of a held key changes nothing; the key
     /// inserted longest ago goes first.
     Fifo,
+    /// Least frequently used: the key touched the fewest times while held
+    /// goes first, the least recently touched among those. A new key comes
+    /// in with one touch, so it is the first to go if every other key has
+    /// more (LFU's known weakness, kept: it is what users compare).
+    Lfu,
 }
 
 impl Eviction {
@@ -41,6 +46,7 @@ impl Eviction {
         match self {
             Eviction::Lru => "lru",
             Eviction::Fifo => "fifo",
+            Eviction::Lfu => "lfu",
         }
     }
 
@@ -49,12 +55,14 @@ impl Eviction {
     /// ```
     /// use kv_replay::Eviction;
     /// assert_eq!(Eviction::from_name("fifo"), Some(Eviction::Fifo));
-    /// assert_eq!(Eviction::from_name("lfu"), None);
+    /// assert_eq!(Eviction::from_name("lfu"), Some(Eviction::Lfu));
+    /// assert_eq!(Eviction::from_name("arc"), None);
     /// ```
     pub fn from_name(name: &str) -> Option<Eviction> {
         match name {
             "lru" => Some(Eviction::Lru),
             "fifo" => Some(Eviction::Fifo),
+            "lfu" => Some(Eviction::Lfu),
             _ => None,
         }
     }
@@ -68,6 +76,8 @@ struct Node {
     newer: u32,
     /// Towards the least recent end.
     older: u32,
+    /// Touches while held (LFU's order; 1 from the insertion).
+    count: u32,
 }
 
 /// A cache level: at most `capacity` keys, evicting in its [`Eviction`]
@@ -91,6 +101,11 @@ pub struct Tier {
     /// The node of each key, `NIL` if not held; grown on demand to the
     /// largest key touched.
     slot_of: Vec<u32>,
+    /// LFU: the newest node touched `f` times, for each `f` (`NIL`: none).
+    /// The list is in (count, last touch) order, oldest first, so each
+    /// count's nodes are contiguous and a touch moves its node just past
+    /// the tail of the next count.
+    tail_of: Vec<u32>,
     newest: u32,
     oldest: u32,
     evictions: u64,
@@ -118,6 +133,7 @@ impl Tier {
             eviction,
             nodes: Vec::with_capacity(nodes),
             slot_of: vec![NIL; reserve],
+            tail_of: Vec::new(),
             newest: NIL,
             oldest: NIL,
             evictions: 0,
@@ -184,6 +200,9 @@ impl Tier {
     }
 
     fn refresh(&mut self, slot: u32) {
+        if self.eviction == Eviction::Lfu {
+            return self.bump(slot);
+        }
         if self.eviction == Eviction::Lru && slot != self.newest {
             self.unlink(slot);
             self.link_newest(slot);
@@ -199,8 +218,11 @@ impl Tier {
         let slot = if self.capacity.is_some_and(|capacity| self.nodes.len() >= capacity) {
             // Full: the oldest key's node becomes the new key's.
             let slot = self.oldest;
-            let old = self.nodes[slot as usize].key;
+            let Node { key: old, count, .. } = self.nodes[slot as usize];
             self.slot_of[old as usize] = NIL;
+            if self.tail_of.get(count as usize) == Some(&slot) {
+                self.tail_of[count as usize] = NIL;
+            }
             self.unlink(slot);
             self.evictions += 1;
             self.nodes[slot as usize].key = key;
@@ -213,7 +235,7 @@ impl Tier {
             }
             let slot = self.nodes.len() as u32;
             assert!(slot != NIL, "a tier holds fewer than 2^32 - 1 keys");
-            self.nodes.push(Node { key, newer: NIL, older: NIL });
+            self.nodes.push(Node { key, newer: NIL, older: NIL, count: 1 });
             slot
         };
         let index = key as usize;
@@ -224,7 +246,63 @@ impl Tier {
             self.slot_of.resize(len, NIL);
         }
         self.slot_of[index] = slot;
-        self.link_newest(slot);
+        self.nodes[slot as usize].count = 1;
+        if self.eviction == Eviction::Lfu {
+            // After the keys touched once, before all others.
+            let after = self.tail(1);
+            self.link_after(slot, after);
+            self.set_tail(1, slot);
+        } else {
+            self.link_newest(slot);
+        }
+    }
+
+    /// LFU: one more touch of the node at `slot`.
+    fn bump(&mut self, slot: u32) {
+        let Node { older, count, .. } = self.nodes[slot as usize];
+        let Some(next) = count.checked_add(1) else { return };
+        if self.tail(count) == slot {
+            let same = older != NIL && self.nodes[older as usize].count == count;
+            self.set_tail(count, if same { older } else { NIL });
+        }
+        self.unlink(slot);
+        // Past the nodes touched `next` times; else past those still at
+        // `count`; else where it was.
+        let after = match (self.tail(next), self.tail(count)) {
+            (NIL, NIL) => older,
+            (NIL, tail) | (tail, _) => tail,
+        };
+        self.link_after(slot, after);
+        self.nodes[slot as usize].count = next;
+        self.set_tail(next, slot);
+    }
+
+    fn tail(&self, count: u32) -> u32 {
+        self.tail_of.get(count as usize).copied().unwrap_or(NIL)
+    }
+
+    fn set_tail(&mut self, count: u32, slot: u32) {
+        let index = count as usize;
+        if index >= self.tail_of.len() {
+            self.tail_of.resize(index + 1, NIL);
+        }
+        self.tail_of[index] = slot;
+    }
+
+    /// Links `slot` just newer than `after` (`NIL`: at the oldest end).
+    fn link_after(&mut self, slot: u32, after: u32) {
+        let newer = if after == NIL { self.oldest } else { self.nodes[after as usize].newer };
+        let node = &mut self.nodes[slot as usize];
+        node.older = after;
+        node.newer = newer;
+        match after {
+            NIL => self.oldest = slot,
+            after => self.nodes[after as usize].newer = slot,
+        }
+        match newer {
+            NIL => self.newest = slot,
+            newer => self.nodes[newer as usize].older = slot,
+        }
     }
 
     fn unlink(&mut self, slot: u32) {
@@ -279,6 +357,18 @@ mod tests {
     }
 
     #[test]
+    fn lfu_evicts_the_least_touched_then_the_least_recent() {
+        // 1 is touched 3 times, 2 twice, 3 once: 4 evicts 3; then 5 evicts
+        // 4 (touched once, the only one); 2 and 1 stay.
+        let tier = touched(Some(3), Eviction::Lfu, &[1, 2, 3, 1, 2, 1, 4, 5]);
+        assert_eq!(tier.keys_newest_first(), [1, 2, 5]);
+        assert_eq!(tier.evictions(), 2);
+        // Ties go to the least recently touched: 1 and 2 twice each, 1 last.
+        let tier = touched(Some(2), Eviction::Lfu, &[1, 2, 2, 1, 3]);
+        assert_eq!(tier.keys_newest_first(), [1, 3]);
+    }
+
+    #[test]
     fn capacity_zero_holds_nothing_and_unbounded_evicts_nothing() {
         let tier = touched(Some(0), Eviction::Lru, &[1, 2, 1]);
         assert_eq!((tier.len(), tier.evictions()), (0, 3));
@@ -288,17 +378,17 @@ mod tests {
     }
 
     #[test]
-    fn an_entry_is_within_24_bytes() {
-        assert_eq!(size_of::<Node>(), 12);
+    fn an_entry_is_within_30_bytes() {
+        assert_eq!(size_of::<Node>(), 16);
         for count in [1_000u32, 100_000, 300_000] {
             let keys: Vec<u32> = (0..count).collect();
             let per_key = touched(None, Eviction::Lru, &keys).memory_bytes() as f64 / f64::from(count);
-            assert!(per_key <= 24.0, "{count} keys: {per_key} bytes each");
+            assert!(per_key <= 30.0, "{count} keys: {per_key} bytes each");
             // Reserved for a trace of `count` distinct keys, a tier of a
-            // tenth of them: 4 bytes a distinct key, 12 a key held.
+            // tenth of them: 4 bytes a distinct key, 16 a key held.
             let mut bounded = Tier::with_reserve(Some(count as usize / 10), Eviction::Lru, count as usize);
             keys.iter().for_each(|&key| bounded.touch(key));
-            assert_eq!(bounded.memory_bytes(), 4 * count as usize + 12 * (count as usize / 10));
+            assert_eq!(bounded.memory_bytes(), 4 * count as usize + 16 * (count as usize / 10));
         }
     }
 }

@@ -87,7 +87,7 @@ fn assert_agrees(path: &Path, trace: &Trace, config: &ReplayConfig) {
 
 #[test]
 fn agrees_with_the_python_reference_on_a_mooncake_shaped_trace() {
-    let trace = generate(&SyntheticOptions::default().with_size(1_500, 16).with_seed(3));
+    let trace = generate(&SyntheticOptions::default().with_size(1_000, 12).with_seed(3));
     let path = write_trace("reference-mooncake.jsonl", &trace);
     let configs = [
         config(Some(500), &[Some(2_000), None], Eviction::Lru, "default"),
@@ -95,6 +95,7 @@ fn agrees_with_the_python_reference_on_a_mooncake_shaped_trace() {
         config(None, &[], Eviction::Lru, "default"),
         config(Some(200), &[Some(1_000), Some(3_000), Some(50)], Eviction::Fifo, "retain"),
         config(Some(1_000), &[Some(0), Some(5_000)], Eviction::Lru, "default"),
+        config(Some(60), &[Some(200), Some(20)], Eviction::Lfu, "default"),
     ];
     for config in &configs {
         assert_agrees(&path, &trace, config);
@@ -124,6 +125,8 @@ fn agrees_with_the_python_reference_on_keys_that_repeat_within_a_request() {
         config(Some(8), &[Some(40), Some(100)], Eviction::Lru, "default"),
         config(Some(8), &[Some(40), Some(100)], Eviction::Fifo, "default"),
         config(Some(3), &[Some(1)], Eviction::Lru, "retain"),
+        config(Some(8), &[Some(40), Some(100)], Eviction::Lfu, "default"),
+        config(Some(2), &[Some(1), None], Eviction::Lfu, "retain"),
     ] {
         assert_agrees(&path, &trace, &config);
     }

@@ -23,24 +23,38 @@ from collections import OrderedDict
 
 
 class Tier:
-    """A cache level: an OrderedDict in eviction order, oldest first."""
+    """A cache level: an OrderedDict in eviction order, oldest first (LRU,
+    FIFO); for LFU, each key's [touches, last touch] and a linear search
+    for the victim (slow, but obviously right)."""
 
     def __init__(self, capacity, eviction):
         self.capacity = capacity  # None: unbounded
-        self.lru = eviction == "lru"
+        self.eviction = eviction
         self.keys = OrderedDict()
         self.evictions = 0
+        self.clock = 0
 
     def touch(self, key):
         keys = self.keys
+        self.clock += 1
         if key in keys:
-            if self.lru:
+            if self.eviction == "lru":
                 keys.move_to_end(key)
+            elif self.eviction == "lfu":
+                keys[key][0] += 1
+                keys[key][1] = self.clock
             return
-        keys[key] = None
-        if self.capacity is not None and len(keys) > self.capacity:
-            keys.popitem(last=False)
+        if self.capacity == 0:
             self.evictions += 1
+            return
+        if self.capacity is not None and len(keys) >= self.capacity:
+            # A full tier evicts, then inserts: the new key is never the victim.
+            if self.eviction == "lfu":
+                del keys[min(keys, key=lambda k: keys[k])]
+            else:
+                keys.popitem(last=False)
+            self.evictions += 1
+        keys[key] = [1, self.clock]
 
 
 def read_trace(path, block_tokens):
@@ -144,7 +158,7 @@ def main(argv=None):
     parser.add_argument("trace")
     parser.add_argument("--l1", type=capacity, required=True)
     parser.add_argument("--l2", type=capacity, action="append", default=[])
-    parser.add_argument("--eviction", choices=["lru", "fifo"], default="lru")
+    parser.add_argument("--eviction", choices=["lru", "fifo", "lfu"], default="lru")
     parser.add_argument("--policy", choices=["default", "retain"], default="default")
     parser.add_argument("--block-tokens", type=int, default=512)
     args = parser.parse_args(argv)
