@@ -274,6 +274,8 @@ impl CliError {
     /// self-check.
     pub fn exit_code(&self) -> u8 {
         match self {
+            // The machine failed, not the trace.
+            CliError::BadTrace(error) if matches!(error.kind(), kv_replay::TraceErrorKind::Read { .. }) => 1,
             CliError::BadCase { .. }
             | CliError::NotUtf8 { .. }
             | CliError::Plan { .. }

@@ -153,3 +153,13 @@ fn hybrid_models_replay_cells() {
         assert!(run.stderr.contains("--windows"), "{args:?}: {}", run.stderr);
     }
 }
+
+#[test]
+fn a_trace_that_is_not_utf8_exits_2() {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_prefetch-plan"));
+    command.args(["replay", "-", "--l1", "10"]).write_stdin(b"{\"keys\": [1]}\n{\"keys\": [\xff]}\n".to_vec());
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("line 2: the line is not valid UTF-8"), "{stderr}");
+}

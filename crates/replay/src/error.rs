@@ -73,6 +73,15 @@ pub enum TraceErrorKind {
         /// serde_json's message, without its position.
         message: String,
     },
+    /// The line is not UTF-8.
+    #[error("the line is not valid UTF-8")]
+    NotUtf8,
+    /// Reading the input failed (not the line's fault).
+    #[error("reading the trace failed: {message}")]
+    Read {
+        /// The I/O error's message.
+        message: String,
+    },
     /// Neither `hash_ids` nor `keys` is given.
     #[error("missing field: a line needs \"hash_ids\" (Mooncake) or \"keys\"")]
     MissingKeys,

@@ -126,8 +126,9 @@ impl Trace {
     ///
     /// # Errors
     ///
-    /// The first bad line's [`TraceError`]; a read error is reported as a
-    /// [`TraceErrorKind::Json`] on the line it happened at.
+    /// The first bad line's [`TraceError`]; a read error is reported on the
+    /// line it happened at, as [`TraceErrorKind::NotUtf8`] or
+    /// [`TraceErrorKind::Read`].
     pub fn parse(mut input: impl BufRead, options: &TraceOptions) -> Result<Trace, TraceError> {
         let mut trace = Trace::new(options.block_tokens);
         let mut text = String::new();
@@ -139,7 +140,12 @@ impl Trace {
                 Ok(0) => break,
                 Ok(_) => {}
                 Err(error) => {
-                    return Err(TraceError::new(line, None, TraceErrorKind::Json { message: error.to_string() }));
+                    let kind = if error.kind() == std::io::ErrorKind::InvalidData {
+                        TraceErrorKind::NotUtf8
+                    } else {
+                        TraceErrorKind::Read { message: error.to_string() }
+                    };
+                    return Err(TraceError::new(line, None, kind));
                 }
             }
             let text = text.trim();
