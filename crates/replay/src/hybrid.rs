@@ -43,15 +43,15 @@ impl CellModel {
 /// What a hybrid replay found, beside the flat report's fields.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct HybridReport {
-    /// Groups, ranks, cells a chunk.
+    /// Layer groups.
     pub groups: usize,
     /// Ranks.
     pub ranks: usize,
     /// Cells a chunk.
     pub cells_per_chunk: usize,
-    /// Requests, Σn chunks, Σ input tokens.
+    /// Requests replayed.
     pub requests: u64,
-    /// Σn.
+    /// Σn, in chunks.
     pub blocks: u64,
     /// Σ input_length.
     pub tokens: u64,
