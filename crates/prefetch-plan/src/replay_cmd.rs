@@ -429,20 +429,21 @@ fn write_hybrid_table(out: &mut impl Write, reports: &[HybridReport]) -> io::Res
     }
     writeln!(
         out,
-        "{:>10} {:>8} {:>8} {:>8} {:>14} {:>14}",
-        "L1 cells", "blocks", "tokens", "mean", "L1 evicted", "retain saves"
+        "{:>10} {:>8} {:>8} {:>8} {:>12} {:>12} {:>12}",
+        "L1 cells", "blocks", "tokens", "mean", "L1 evicted", "dropped", "L1 saves"
     )?;
     for report in reports {
         let ratio = &report.hit_ratio;
+        let saving = report.capacity_saving.map_or("-".to_owned(), |saving| format!("{:.1}%", 100.0 * saving));
         writeln!(
             out,
-            "{:>10} {:>8.4} {:>8.4} {:>8.4} {:>14} {:>13.1}%",
+            "{:>10} {:>8.4} {:>8.4} {:>8.4} {:>12} {:>12} {saving:>12}",
             blocks_label(report.l1.capacity_blocks),
             ratio.block,
             ratio.token,
             ratio.request_mean,
             report.l1.evictions,
-            100.0 * report.retain_saving
+            report.cells_dropped_by_retain
         )?;
     }
     Ok(())

@@ -2,7 +2,8 @@
 //! each cached and evicted on its own; the hit is `fold_unfold_grouped`
 //! over the cells found, the loads follow the grid plan, and a tier keeps
 //! only the cells the retain mask says a later hit can use, plus the
-//! computed ones. `docs/REPLAY.md` ("Hybrid models") states the rules.
+//! computed ones, dropping the others. `docs/REPLAY.md` ("Hybrid models")
+//! states the rules.
 
 use std::time::Instant;
 
@@ -68,12 +69,16 @@ pub struct HybridReport {
     /// Cell touches (writes and refreshes) over all tiers under the retain
     /// mask.
     pub cells_touched: u64,
-    /// Cell touches that caching every cell of a hit chunk would add: the
-    /// cells before the hit that the retain mask drops.
+    /// Cells the tiers held and dropped because the retain mask excludes
+    /// them (cells before the hit that no hit of this prefix needs).
     pub cells_dropped_by_retain: u64,
-    /// `cells_dropped_by_retain / (cells_touched + cells_dropped_by_retain)`:
-    /// the share of cache writes the retain mask saves.
-    pub retain_saving: f64,
+    /// The trace's distinct keys × cells a chunk: what an unbounded L1
+    /// caching every cell holds at the end.
+    pub cells_all: u64,
+    /// With an unbounded L1, `1 − l1.entries / cells_all`: the capacity the
+    /// retain mask saves against caching every cell. `None` for a bounded
+    /// L1, which is full either way (the saving shows in its hit ratio).
+    pub capacity_saving: Option<f64>,
     /// The planner's time per request: fold and grid plan.
     pub planner_ns: Percentiles,
     /// The replay's time, parsing excluded.
@@ -94,8 +99,9 @@ pub struct HybridReport {
 /// let report = replay_hybrid(&trace, &ReplayConfig::new(None, &[]), &model)?;
 /// // The first request computes (and writes) all 6 cells. The second hits
 /// // all 3 chunks; of its Mamba cells only the last chunk's is needed, so
-/// // the retain mask drops the other two from L1's touches.
+/// // the retain mask drops the other two from L1.
 /// assert_eq!((report.hit_blocks, report.cells_touched, report.cells_dropped_by_retain), (3, 6 + 4, 2));
+/// assert_eq!((report.l1.entries, report.cells_all, report.capacity_saving), (4, 6, Some(1.0 - 4.0 / 6.0)));
 /// # Ok::<(), prefetch_policy::HybridError>(())
 /// ```
 ///
@@ -153,26 +159,28 @@ pub fn replay_hybrid(trace: &Trace, config: &ReplayConfig, model: &CellModel) ->
         }
         // (d) L1, then (e) each adapter: the retained cells of the hit
         // chunks (L1: all of them, it served or loaded them; an adapter:
-        // those it served), and every cell of the computed chunks.
+        // those it served), and every cell of the computed chunks; a held
+        // cell of a hit chunk outside the retain mask is dropped.
         let cell = |i: usize, row: usize| (request.keys[i] as usize * rows + row) as u32;
         for i in 0..n {
             for row in 0..rows {
                 if i >= hit || state.retain[row].test(i) {
                     l1.touch(cell(i, row));
                     report.cells_touched += 1;
-                } else {
+                } else if l1.remove(cell(i, row)) {
                     report.cells_dropped_by_retain += 1;
                 }
             }
         }
         for (j, tier) in l2.iter_mut().enumerate() {
-            if let Some(loads) = state.plan.l2().get(j) {
-                for i in 0..hit {
-                    for row in 0..rows {
-                        if loads.test(row, i) {
-                            tier.touch(cell(i, row));
-                            report.cells_touched += 1;
-                        }
+            let loads = state.plan.l2().get(j);
+            for i in 0..hit {
+                for row in 0..rows {
+                    if loads.is_some_and(|loads| loads.test(row, i)) {
+                        tier.touch(cell(i, row));
+                        report.cells_touched += 1;
+                    } else if !state.retain[row].test(i) && tier.remove(cell(i, row)) {
+                        report.cells_dropped_by_retain += 1;
                     }
                 }
             }
@@ -191,7 +199,8 @@ pub fn replay_hybrid(trace: &Trace, config: &ReplayConfig, model: &CellModel) ->
         token: ratio(report.hit_tokens, report.tokens),
         request_mean: if report.requests == 0 { 0.0 } else { ratio_sum / report.requests as f64 },
     };
-    report.retain_saving = ratio(report.cells_dropped_by_retain, report.cells_touched + report.cells_dropped_by_retain);
+    report.cells_all = cells as u64;
+    report.capacity_saving = l1.capacity().is_none().then(|| 1.0 - ratio(l1.len() as u64, report.cells_all));
     report.l1 = TierReport::new(&l1, l1_hits, None, None);
     report.l2 = l2.iter().zip(&served).map(|(tier, &served)| TierReport::new(tier, served, None, None)).collect();
     report.planner_ns = Percentiles::of(&planner_ns);

@@ -181,6 +181,43 @@ impl Tier {
         }
     }
 
+    /// Drops `key` if held (not an eviction: the hybrid model's retain mask
+    /// dropping cells no later hit needs). Returns whether it was held.
+    ///
+    /// The last node moves into the freed slot, so nodes stay contiguous.
+    pub fn remove(&mut self, key: u32) -> bool {
+        let slot = match self.slot_of.get(key as usize) {
+            Some(&slot) if slot != NIL => slot,
+            _ => return false,
+        };
+        let Node { older, count, .. } = self.nodes[slot as usize];
+        if self.tail(count) == slot {
+            let same = older != NIL && self.nodes[older as usize].count == count;
+            self.set_tail(count, if same { older } else { NIL });
+        }
+        self.unlink(slot);
+        self.slot_of[key as usize] = NIL;
+        let last = (self.nodes.len() - 1) as u32;
+        if slot != last {
+            let moved = self.nodes[last as usize];
+            self.nodes[slot as usize] = moved;
+            match moved.newer {
+                NIL => self.newest = slot,
+                newer => self.nodes[newer as usize].older = slot,
+            }
+            match moved.older {
+                NIL => self.oldest = slot,
+                older => self.nodes[older as usize].newer = slot,
+            }
+            self.slot_of[moved.key as usize] = slot;
+            if self.tail(moved.count) == last {
+                self.set_tail(moved.count, slot);
+            }
+        }
+        self.nodes.pop();
+        true
+    }
+
     /// The keys held, from the most recent (LRU) or the newest inserted
     /// (FIFO) to the next to be evicted: for tests and debugging.
     pub fn keys_newest_first(&self) -> Vec<u32> {
@@ -366,6 +403,27 @@ mod tests {
         // Ties go to the least recently touched: 1 and 2 twice each, 1 last.
         let tier = touched(Some(2), Eviction::Lfu, &[1, 2, 2, 1, 3]);
         assert_eq!(tier.keys_newest_first(), [1, 3]);
+    }
+
+    #[test]
+    fn remove_keeps_the_order_of_the_rest() {
+        for eviction in [Eviction::Lru, Eviction::Fifo, Eviction::Lfu] {
+            let mut tier = touched(Some(4), eviction, &[1, 2, 3, 4, 2]);
+            let before: Vec<u32> = tier.keys_newest_first().into_iter().filter(|&key| key != 1).collect();
+            assert!(tier.remove(1) && !tier.remove(1) && !tier.remove(99));
+            assert_eq!((tier.keys_newest_first(), tier.len(), tier.evictions()), (before, 3, 0), "{eviction:?}");
+            // The moved node (the last one, key 4) still works: touch and evict through it.
+            for key in [4, 5, 6, 7] {
+                tier.touch(key);
+            }
+            assert_eq!(tier.len(), 4);
+            assert!(tier.contains(7) && tier.contains(6));
+        }
+        let mut lfu = touched(Some(3), Eviction::Lfu, &[1, 1, 2, 2, 3]);
+        lfu.remove(2); // a count-2 tail goes; 1 is the tail of count 2 again
+        lfu.touch(4);
+        lfu.touch(5); // evicts 3 or 4 (count 1), not 1
+        assert!(lfu.contains(1) && lfu.contains(5));
     }
 
     #[test]

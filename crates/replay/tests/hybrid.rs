@@ -34,7 +34,8 @@ fn one_full_attention_cell_a_chunk_is_the_flat_replay() {
         let counts = |t: &kv_replay::TierReport| (t.hit_blocks, t.evictions, t.entries);
         assert_eq!(counts(&cells.l1), counts(&flat.l1), "{config:?}");
         assert_eq!(cells.l2.iter().map(counts).collect::<Vec<_>>(), flat.l2.iter().map(counts).collect::<Vec<_>>());
-        assert_eq!((cells.cells_dropped_by_retain, cells.retain_saving), (0, 0.0));
+        assert_eq!(cells.cells_dropped_by_retain, 0);
+        assert_eq!(cells.capacity_saving, l1.map_or(Some(0.0), |_| None));
     }
 }
 
@@ -52,9 +53,14 @@ fn sliding_windows_drop_the_cells_no_later_hit_needs() {
     // window rows need chunks 3, 4 only: 8 + 4 retained cells, 4 dropped,
     // and chunk 5's 4 cells computed. 3: hit 5; 10 + 4 retained, 6 dropped.
     assert_eq!(report.hit_blocks, 4 + 5);
-    assert_eq!((report.cells_touched, report.cells_dropped_by_retain), (16 + 12 + 4 + 14, 4 + 6));
-    assert_eq!(report.l1.entries, 5 * 4);
+    // Dropped: the window rows of chunks 1, 2 in request 2 (4 cells), and of
+    // chunk 3 in request 3 (2; chunks 1, 2 were gone already).
+    assert_eq!((report.cells_touched, report.cells_dropped_by_retain), (16 + 12 + 4 + 14, 4 + 2));
     assert_eq!(report.cells_per_chunk, 4);
+    // L1 ends with every full-attention cell (5 chunks × 2 ranks) and the
+    // window rows of chunks 4 and 5 (2 × 2): the 6 others were dropped.
+    assert_eq!((report.l1.entries, report.cells_all), (10 + 4, 20));
+    assert_eq!(report.capacity_saving, Some(1.0 - 14.0 / 20.0));
 }
 
 #[test]
