@@ -332,4 +332,7 @@ def replay(
     (int), ``None`` (unbounded) or a str (``"1e7tok"``, ``"64GiB"``,
     ``"inf:weight=2:bw=12GB/s"``). Returns the report of ``prefetch-plan
     replay --json`` as a dict; ``ValueError`` for a bad trace line (naming
-    the line and field), capacity or policy. Runs without the GIL."""
+    the line and field), capacity or policy. ``policy`` names a policy of
+    the Rust registry (``default``, ``balanced``, ``retain``), not one
+    registered from Python; ``eviction`` is ``lru``, ``fifo`` or ``lfu``.
+    Runs without the GIL."""
