@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use kv_replay::hybrid::{CellModel, replay_hybrid};
 use kv_replay::{AdapterConfig, Capacity, Eviction, ReplayConfig, Replayer, SpecError, TierSpec, Trace, TraceOptions};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -59,9 +60,11 @@ fn trace_source(trace: &Bound<'_, PyAny>, block_tokens: u64) -> PyResult<TraceSo
 }
 
 /// Replays a trace and returns the report as a dict (the JSON of
-/// `prefetch-plan replay --json`; docs/REPLAY.md has the model).
+/// `prefetch-plan replay --json`; docs/REPLAY.md has the model). With
+/// `windows` (one per layer group), a hybrid replay of `len(windows) ×
+/// ranks` cells a chunk, capacities in cells as on the command line.
 #[pyfunction]
-#[pyo3(signature = (trace, l1, l2 = Vec::new(), *, policy = "default", eviction = "lru", block_tokens = 512, kv_bytes_per_token = None))]
+#[pyo3(signature = (trace, l1, l2 = Vec::new(), *, policy = "default", eviction = "lru", block_tokens = 512, kv_bytes_per_token = None, windows = None, ranks = 1))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn replay<'py>(
     py: Python<'py>,
@@ -72,6 +75,8 @@ pub(crate) fn replay<'py>(
     eviction: &str,
     block_tokens: u64,
     kv_bytes_per_token: Option<u64>,
+    windows: Option<Vec<i64>>,
+    ranks: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     if block_tokens == 0 {
         return Err(PyValueError::new_err("block_tokens must be at least 1"));
@@ -91,6 +96,7 @@ pub(crate) fn replay<'py>(
         })
         .collect::<PyResult<Vec<_>>>()?;
     let config = ReplayConfig { l1, adapters, policy: policy.to_owned(), eviction, kv_bytes_per_token };
+    let cells = windows.map(|windows| CellModel { windows, ranks });
     let source = trace_source(trace, block_tokens)?;
     let report = py.detach(move || -> Result<String, String> {
         let trace = match source {
@@ -102,6 +108,10 @@ pub(crate) fn replay<'py>(
                 Trace::parse(std::io::BufReader::new(file), &options).map_err(|error| error.to_string())?
             }
         };
+        if let Some(model) = cells {
+            let report = replay_hybrid(&trace, &model.in_cells(&config), &model).map_err(|error| error.to_string())?;
+            return serde_json::to_string(&report).map_err(|error| error.to_string());
+        }
         let mut replayer = Replayer::with_reserve(&config, trace.distinct_keys(), trace.max_keys())
             .map_err(|error| error.to_string())?;
         let report = replayer.replay(&trace).map_err(|error| error.to_string())?;

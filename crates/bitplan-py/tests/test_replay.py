@@ -101,3 +101,17 @@ def test_bad_options(kwargs, error, message):
 def test_a_request_must_be_a_sequence_of_ints():
     with pytest.raises(TypeError, match="request 1"):
         bitplan.replay([[1], ["a"]], 10)
+
+
+def test_hybrid_models():
+    # The doc example: a full-attention group and a Mamba group.
+    report = bitplan.replay([[1, 2, 3], [1, 2, 3]], None, windows=[-1, 1])
+    assert (report["hit_blocks"], report["cells_dropped_by_retain"], report["cells_per_chunk"]) == (3, 2, 2)
+    assert report["capacity_saving"] == pytest.approx(1 - 4 / 6)
+    # One full-attention group is the flat replay.
+    requests = [[1, 2], [1, 2, 3], [4, 1], [1, 2, 3, 5]]
+    flat = bitplan.replay(requests, 2, [3])
+    cells = bitplan.replay(requests, 2, [3], windows=[-1])
+    assert cells["hit_ratio"] == flat["hit_ratio"]
+    with pytest.raises(ValueError, match="window list is empty"):
+        bitplan.replay(requests, 2, windows=[])

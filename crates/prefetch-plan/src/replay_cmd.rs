@@ -276,19 +276,7 @@ fn replay_cells(
     model: &CellModel,
     threads: Option<usize>,
 ) -> Result<ReplayOutcome, CliError> {
-    let rows = model.rows();
-    let in_cells = |capacity: Option<usize>| capacity.map(|blocks| blocks.saturating_mul(rows));
-    let configs: Vec<ReplayConfig> = configs
-        .iter()
-        .map(|config| {
-            let mut config = config.clone();
-            config.l1 = in_cells(config.l1);
-            for adapter in &mut config.adapters {
-                adapter.capacity = in_cells(adapter.capacity);
-            }
-            config
-        })
-        .collect();
+    let configs: Vec<ReplayConfig> = configs.iter().map(|config| model.in_cells(config)).collect();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.unwrap_or(0))
         .build()

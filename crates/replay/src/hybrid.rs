@@ -35,6 +35,28 @@ impl CellModel {
         self.windows.len() * self.ranks
     }
 
+    /// `config` with its capacities counted in cells rather than blocks: a
+    /// block's worth is [`rows`](CellModel::rows) cells (how the CLI and
+    /// `bitplan.replay` read a hybrid replay's capacities).
+    ///
+    /// ```
+    /// use kv_replay::ReplayConfig;
+    /// use kv_replay::hybrid::CellModel;
+    ///
+    /// let model = CellModel { windows: vec![-1, 1], ranks: 4 };
+    /// let cells = model.in_cells(&ReplayConfig::new(Some(100), &[None]));
+    /// assert_eq!((cells.l1, cells.adapters[0].capacity), (Some(800), None));
+    /// ```
+    pub fn in_cells(&self, config: &ReplayConfig) -> ReplayConfig {
+        let rows = self.rows();
+        let mut config = config.clone();
+        config.l1 = config.l1.map(|blocks| blocks.saturating_mul(rows));
+        for adapter in &mut config.adapters {
+            adapter.capacity = adapter.capacity.map(|blocks| blocks.saturating_mul(rows));
+        }
+        config
+    }
+
     /// One window per row (group-major: row `g·R + r`).
     fn row_windows(&self) -> Vec<i64> {
         self.windows.iter().flat_map(|&window| std::iter::repeat_n(window, self.ranks)).collect()

@@ -325,6 +325,8 @@ def replay(
     eviction: str = "lru",
     block_tokens: int = 512,
     kv_bytes_per_token: int | None = None,
+    windows: Sequence[int] | None = None,
+    ranks: int = 1,
 ) -> dict[str, Any]:
     """Replays a request trace through L1 and L2 adapters (docs/REPLAY.md):
     ``trace`` is a path to NDJSON (Mooncake's ``hash_ids`` lines or
@@ -335,4 +337,7 @@ def replay(
     the line and field), capacity or policy. ``policy`` names a policy of
     the Rust registry (``default``, ``balanced``, ``retain``), not one
     registered from Python; ``eviction`` is ``lru``, ``fifo`` or ``lfu``.
-    Runs without the GIL."""
+    With ``windows`` (one per layer group: <= 0 full attention, >= 1
+    sliding, 1 Mamba), a hybrid replay of ``len(windows) * ranks`` cells a
+    chunk, capacities in cells (a block's worth each). Runs without the
+    GIL."""
