@@ -25,6 +25,7 @@ mod lmcache_plan;
 mod memory;
 mod policy;
 mod positions;
+mod replay;
 
 use pyo3::prelude::*;
 
@@ -68,6 +69,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<grid::PyDefaultGridPolicy>()?;
     m.add_class::<grid::PyRetainGridPolicy>()?;
     m.add_function(wrap_pyfunction!(grid::plan_load, m)?)?;
+    m.add_function(wrap_pyfunction!(replay::replay, m)?)?;
 
     // LMCache's classes and signatures, behind `bitplan.lmcache`.
     let lm = PyModule::new(m.py(), "lmcache")?;

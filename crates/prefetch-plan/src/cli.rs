@@ -7,15 +7,19 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bitmap_core::kernel::Kernel;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use kv_replay::hybrid::CellModel;
+use kv_replay::{Eviction, TierSpec};
 
 use crate::answer::Trim;
 use crate::bench_cmd::{self, BenchOptions, parse_bits};
 use crate::case::CaseLimits;
+use crate::chart;
 use crate::error::CliError;
 use crate::features::FeatureReport;
 use crate::hit_cmd::{self, HitOptions};
 use crate::plan_cmd::{self, PlanOptions};
+use crate::replay_cmd::{self, ReplayOptions};
 
 const EXIT_STATUS: &str = "\
 Exit status: 0 on success; 2 for bad input (a bad case, option, or BITMAP_CORE_KERNEL value); 1 when reading or \
@@ -63,6 +67,29 @@ for it: {"hit": 4, "retain": [0, 2, 4, 5, 6, 7]} (flat), {"hit": 4, "retain": [[
 
 A bad case stops the run, as for plan: exit status 2 with its line number and field on standard error."#;
 
+const REPLAY_HELP: &str = r#"Input: one request per line (NDJSON), either form:
+  {"timestamp": 0, "input_length": 12035, "output_length": 343, "hash_ids": [0, 1, 2, ...]}   (Mooncake)
+  {"keys": [7, 8, 9], "tokens": 1500}                                                          (tokens optional)
+  - ids: integers from 0 to 2^64 - 1; an id names a block together with everything before it;
+  - with a token count, there must be ceil(tokens / --block-tokens) ids.
+  A bad line stops the run before anything is replayed: its line and field on standard error, exit status 2.
+
+CAP: blocks (20000, 1e4), tokens (1e7tok), bytes (64GiB, 500GB; needs --kv-bytes-per-token) or inf.
+  Several, comma-separated (--l1 1e4,1e5,1e6), make a sweep: one replay per combination, in parallel, one row each.
+  An adapter may add :weight=W (for --policy balanced) and :bw=RATE (bytes/s: 12GB/s), e.g. --l2 inf:weight=2:bw=12GB/s.
+
+Model, per request k0..k(n-1) (docs/REPLAY.md has it exactly): look up each key in L1 and in each adapter; the policy
+plans the keys not in L1 over the adapters; the hit h is the longest prefix in L1 or planned (later loads are trimmed);
+L1 touches k0..k(n-1) in order, evicting when full; each adapter touches the keys it served and every key from h on.
+
+Hybrid models: --windows W,... (one per layer group; with --groups G and one window, G groups of it) and --ranks R
+make each chunk G*R cells, cached and evicted on their own: the hit is fold_unfold_grouped over the cells found, the
+loads follow the grid plan, and tiers keep only the cells the retain mask needs plus the computed ones. Capacities
+then count cells (a block's worth: G*R cells).
+
+Output: JSON (one line per replay) when --json is given or standard output is not a terminal, else a short table.
+  --bench N replays each configuration N times and reports the median times instead."#;
+
 /// `prefetch-plan`: compute prefetch load plans, show the CPU's kernels,
 /// measure them.
 #[derive(Debug, Parser)]
@@ -99,6 +126,9 @@ pub enum Command {
                             'x copy' is the operation's speed over the copy's. For real benchmarks: cargo bench \
                             (benches/).")]
     Bench(BenchArgs),
+    /// Replay a request trace through L1 and L2 adapters: hit ratios, evictions, the planner's cost
+    #[command(after_help = REPLAY_HELP)]
+    Replay(Box<ReplayArgs>),
 }
 
 /// The options of `plan`.
@@ -157,6 +187,104 @@ pub struct BenchArgs {
     pub json: bool,
 }
 
+/// How a full tier picks what to evict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EvictionArg {
+    /// Least recently used
+    Lru,
+    /// First in, first out (a touch of a held key changes nothing)
+    Fifo,
+    /// Least frequently used (ties: least recently touched)
+    Lfu,
+}
+
+impl From<EvictionArg> for Eviction {
+    fn from(eviction: EvictionArg) -> Eviction {
+        match eviction {
+            EvictionArg::Lru => Eviction::Lru,
+            EvictionArg::Fifo => Eviction::Fifo,
+            EvictionArg::Lfu => Eviction::Lfu,
+        }
+    }
+}
+
+/// The options of `replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The trace (NDJSON); "-" for standard input
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// L1's capacity: CAP, or CAP,CAP,... for a sweep
+    #[arg(long, value_name = "CAP")]
+    pub l1: TierSpec,
+    /// The L2 adapters, in order: each a capacity or a sweep of them, with
+    /// an optional weight and bandwidth (the help text has the syntax).
+    #[arg(
+        long,
+        value_name = "CAP",
+        help = "An L2 adapter: CAP[,CAP...][:weight=W][:bw=RATE]; repeat for more, in order"
+    )]
+    pub l2: Vec<TierSpec>,
+    /// The prefetch policy: default, balanced, retain, or any registered one
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub policy: String,
+    /// How every tier evicts
+    #[arg(long, value_enum, default_value_t = EvictionArg::Lru)]
+    pub eviction: EvictionArg,
+    /// Tokens a block (Mooncake's traces: 512)
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
+    pub block_tokens: u64,
+    /// Bytes of KV cache a token, for capacities and counts in bytes (131072: an 8B model in fp16)
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub kv_bytes_per_token: Option<u64>,
+    /// Print JSON even on a terminal
+    #[arg(long)]
+    pub json: bool,
+    /// Replay each configuration N times and report the median times
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub bench: Option<u64>,
+    /// Threads for a sweep (default: one per core)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+    /// Draw hit ratio against the swept tier's capacity (log scale) into this SVG file
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<PathBuf>,
+    /// Hybrid model: the layer groups (with one --windows value, every group has that window)
+    #[arg(long, value_name = "G", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub groups: Option<u64>,
+    /// Hybrid model: tensor-parallel ranks, each group's cells split across them
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub ranks: Option<u64>,
+    /// Hybrid model: one window per group, comma-separated (<= 0 full attention, >= 1 sliding, 1 Mamba)
+    #[arg(long, value_name = "W,...", value_delimiter = ',', allow_hyphen_values = true)]
+    pub windows: Vec<i64>,
+}
+
+impl ReplayArgs {
+    /// The cell model of `--groups`, `--ranks`, `--windows`, if any is given.
+    fn cells(&self) -> Result<Option<CellModel>, CliError> {
+        if self.groups.is_none() && self.ranks.is_none() && self.windows.is_empty() {
+            return Ok(None);
+        }
+        let bad = |message: String| CliError::BadOption { option: "--windows", message };
+        let windows = match (self.groups, self.windows.as_slice()) {
+            (_, []) => return Err(bad("a hybrid model needs --windows (one per group)".to_owned())),
+            (Some(groups), &[window]) => vec![window; groups as usize],
+            (Some(groups), windows) if windows.len() as u64 != groups => {
+                return Err(bad(format!(
+                    "{} windows for --groups {groups}: give one per group, or one for all",
+                    windows.len()
+                )));
+            }
+            (_, windows) => windows.to_vec(),
+        };
+        if self.chart.is_some() || self.bench.is_some() {
+            return Err(bad("--chart and --bench are for flat replays, not hybrid ones".to_owned()));
+        }
+        Ok(Some(CellModel { windows, ranks: self.ranks.unwrap_or(1) as usize }))
+    }
+}
+
 /// Runs the command.
 ///
 /// # Errors
@@ -169,7 +297,36 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Hit(args) => hit(args),
         Command::Features(args) => features(&args),
         Command::Bench(args) => bench(&args),
+        Command::Replay(args) => replay(*args),
     }
+}
+
+fn replay(args: ReplayArgs) -> Result<(), CliError> {
+    Kernel::try_active()?;
+    let cells = args.cells()?;
+    let mut options = ReplayOptions::new(args.l1, args.l2);
+    options.cells = cells;
+    options.policy = args.policy;
+    options.eviction = args.eviction.into();
+    options.block_tokens = args.block_tokens;
+    options.kv_bytes_per_token = args.kv_bytes_per_token;
+    options.bench_runs = args.bench.map(|runs| runs as usize);
+    options.threads = args.threads.map(|threads| threads as usize);
+    options.progress = io::stderr().is_terminal();
+    let outcome = if args.trace == Path::new("-") {
+        replay_cmd::run(io::stdin().lock(), &options)
+    } else {
+        let path = &args.trace;
+        let file = File::open(path).map_err(CliError::io(format!("cannot open {}", path.display())))?;
+        replay_cmd::run(BufReader::with_capacity(1 << 16, file), &options)
+    }?;
+    if let Some(path) = &args.chart {
+        chart::draw(path, &outcome.reports)?;
+    }
+    let mut out = io::stdout().lock();
+    let table = !args.json && io::stdout().is_terminal();
+    let written = if table { outcome.write_table(&mut out) } else { outcome.write_json(&mut out) };
+    written.and_then(|()| out.flush()).map_err(CliError::io("writing the report"))
 }
 
 fn plan(args: PlanArgs) -> Result<(), CliError> {

@@ -260,6 +260,13 @@ pub enum CliError {
     /// `bench` found a kernel that disagrees with the scalar reference.
     #[error("self-check failed: {0}")]
     SelfCheck(String),
+    /// `replay`: a trace line was rejected (its line and field are in the
+    /// message).
+    #[error(transparent)]
+    BadTrace(Box<kv_replay::TraceError>),
+    /// `replay`: the replay refused its configuration (an unknown policy).
+    #[error(transparent)]
+    Replay(kv_replay::ReplayError),
 }
 
 impl CliError {
@@ -267,10 +274,14 @@ impl CliError {
     /// self-check.
     pub fn exit_code(&self) -> u8 {
         match self {
+            // The machine failed, not the trace.
+            CliError::BadTrace(error) if matches!(error.kind(), kv_replay::TraceErrorKind::Read { .. }) => 1,
             CliError::BadCase { .. }
             | CliError::NotUtf8 { .. }
             | CliError::Plan { .. }
             | CliError::BadOption { .. }
+            | CliError::BadTrace(_)
+            | CliError::Replay(_)
             | CliError::Kernel(_) => 2,
             CliError::Io { .. } | CliError::SelfCheck(_) => 1,
         }

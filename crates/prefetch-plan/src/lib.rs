@@ -6,6 +6,7 @@
 //! prefetch-plan hit [FILE]                                    hybrid-model prefix hits, one per line
 //! prefetch-plan features [--json]                             CPU features, kernels, the active one
 //! prefetch-plan bench [--small BITS] [--large BITS] [--adapters N] [--json]
+//! prefetch-plan replay TRACE --l1 CAP [--l2 CAP]... [--policy NAME] [--json]   a trace through tiers
 //! ```
 //!
 //! `plan` reads cases — one JSON object per line, or one object over
@@ -26,6 +27,10 @@
 //! `hit` reads [`hit_case`]s — a flat chunk-major bitmap or grouped rows,
 //! with one window per group or row — and answers the prefix every group
 //! can serve and the keys to keep ([`hit_cmd`]).
+//!
+//! `replay` ([`replay_cmd`]) replays a request trace (Mooncake's NDJSON or
+//! `{"keys": [...]}` lines) through L1 and L2 adapters and reports hit
+//! ratios, evictions and the planner's cost; see `docs/REPLAY.md`.
 //!
 //! # As a library
 //!
@@ -51,6 +56,7 @@
 pub mod answer;
 pub mod bench_cmd;
 pub mod case;
+pub mod chart;
 pub mod cli;
 pub mod error;
 pub mod features;
@@ -60,3 +66,4 @@ pub mod hit_cmd;
 mod json;
 pub mod plan_cmd;
 pub mod reader;
+pub mod replay_cmd;

@@ -4,6 +4,7 @@ Import from :mod:`bitplan` (the Pythonic API) or :mod:`bitplan.lmcache`
 (LMCache's API and semantics), not from this module.
 """
 
+import os
 import types
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, SupportsIndex, TypeVar, final
@@ -314,3 +315,29 @@ class GridPolicy:
 
 class DefaultGridPolicy(GridPolicy): ...
 class RetainGridPolicy(DefaultGridPolicy): ...
+
+def replay(
+    trace: str | os.PathLike[str] | Iterable[Sequence[int]],
+    l1: int | str | None,
+    l2: Sequence[int | str | None] = (),
+    *,
+    policy: str = "default",
+    eviction: str = "lru",
+    block_tokens: int = 512,
+    kv_bytes_per_token: int | None = None,
+    windows: Sequence[int] | None = None,
+    ranks: int = 1,
+) -> dict[str, Any]:
+    """Replays a request trace through L1 and L2 adapters (docs/REPLAY.md):
+    ``trace`` is a path to NDJSON (Mooncake's ``hash_ids`` lines or
+    ``{"keys": [...]}``) or an iterable of key lists; a capacity is blocks
+    (int), ``None`` (unbounded) or a str (``"1e7tok"``, ``"64GiB"``,
+    ``"inf:weight=2:bw=12GB/s"``). Returns the report of ``prefetch-plan
+    replay --json`` as a dict; ``ValueError`` for a bad trace line (naming
+    the line and field), capacity or policy. ``policy`` names a policy of
+    the Rust registry (``default``, ``balanced``, ``retain``), not one
+    registered from Python; ``eviction`` is ``lru``, ``fifo`` or ``lfu``.
+    With ``windows`` (one per layer group: <= 0 full attention, >= 1
+    sliding, 1 Mamba), a hybrid replay of ``len(windows) * ranks`` cells a
+    chunk, capacities in cells (a block's worth each). Runs without the
+    GIL."""

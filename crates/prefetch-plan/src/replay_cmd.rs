@@ -1,0 +1,514 @@
+//! `prefetch-plan replay`: a request trace through L1 and L2 adapters, with
+//! the controller's plan on every request ([`kv_replay`]), reported as
+//! JSON or a short table; several capacities make a sweep, replayed in
+//! parallel, one row each; `--bench` times the replay itself.
+//!
+//! The trace is parsed whole before anything is replayed: a bad line stops
+//! the command with its line and field and exit status 2, and nothing is
+//! reported (see [`kv_replay::Trace`] for the two line forms).
+//!
+//! ```
+//! use kv_replay::TierSpec;
+//! use prefetch_plan::replay_cmd::{ReplayOptions, run};
+//!
+//! let trace = "{\"hash_ids\": [0, 1]}\n{\"hash_ids\": [0, 1, 2]}\n";
+//! let options = ReplayOptions::new("inf".parse()?, vec![]);
+//! let outcome = run(trace.as_bytes(), &options)?;
+//! assert_eq!((outcome.reports.len(), outcome.reports[0].hit_blocks), (1, 2));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::io::{self, BufRead, Write};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use kv_replay::hybrid::{CellModel, HybridReport, replay_hybrid};
+use kv_replay::{AdapterConfig, Eviction, ReplayConfig, Replayer, Report, TierSpec, Trace, TraceOptions, sweep};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::error::CliError;
+use crate::json;
+
+/// How `replay` runs.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ReplayOptions {
+    /// `--l1`: one capacity, or several for a sweep.
+    pub l1: TierSpec,
+    /// `--l2`, in order.
+    pub l2: Vec<TierSpec>,
+    /// `--policy`.
+    pub policy: String,
+    /// `--eviction`.
+    pub eviction: Eviction,
+    /// `--block-tokens`.
+    pub block_tokens: u64,
+    /// `--kv-bytes-per-token`.
+    pub kv_bytes_per_token: Option<u64>,
+    /// `--bench RUNS`: replay each configuration this many times and report
+    /// the medians.
+    pub bench_runs: Option<usize>,
+    /// `--threads`: the sweep's threads; `None`: rayon's default (one per
+    /// core).
+    pub threads: Option<usize>,
+    /// Show a progress bar on standard error (the CLI: when it is a
+    /// terminal).
+    pub progress: bool,
+    /// `--groups`, `--ranks`, `--windows`: replay cells, not chunks.
+    pub cells: Option<CellModel>,
+}
+
+impl ReplayOptions {
+    /// L1 and adapters as given, `default`, LRU, 512-token blocks.
+    pub fn new(l1: TierSpec, l2: Vec<TierSpec>) -> ReplayOptions {
+        ReplayOptions {
+            l1,
+            l2,
+            policy: "default".to_owned(),
+            eviction: Eviction::Lru,
+            block_tokens: 512,
+            kv_bytes_per_token: None,
+            bench_runs: None,
+            threads: None,
+            progress: false,
+            cells: None,
+        }
+    }
+
+    /// The configurations to replay: every combination of the capacities
+    /// given (L1 varying slowest), in blocks.
+    ///
+    /// # Errors
+    ///
+    /// [`CliError::BadOption`] for a capacity that cannot be resolved (bytes
+    /// without `--kv-bytes-per-token`, too many blocks).
+    pub fn configs(&self) -> Result<Vec<ReplayConfig>, CliError> {
+        let resolve = |option: &'static str, spec: &TierSpec| {
+            spec.capacities
+                .iter()
+                .map(|capacity| capacity.blocks(self.block_tokens, self.kv_bytes_per_token))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|error| CliError::BadOption { option, message: error.to_string() })
+        };
+        if let Some(spec) = [&self.l1].into_iter().chain(&self.l2).find(|spec| spec.bandwidth.is_some())
+            && self.kv_bytes_per_token.is_none()
+        {
+            let message =
+                format!("bw={} is in bytes per second: give --kv-bytes-per-token too", spec.bandwidth.unwrap_or(0.0));
+            return Err(CliError::BadOption { option: "--l2", message });
+        }
+        let l1 = resolve("--l1", &self.l1)?;
+        let l2 = self.l2.iter().map(|spec| resolve("--l2", spec)).collect::<Result<Vec<_>, _>>()?;
+        let base = ReplayConfig {
+            l1: None,
+            adapters: self
+                .l2
+                .iter()
+                .map(|spec| AdapterConfig {
+                    capacity: None,
+                    weight: spec.weight.unwrap_or(1.0),
+                    bandwidth: spec.bandwidth,
+                })
+                .collect(),
+            policy: self.policy.clone(),
+            eviction: self.eviction,
+            kv_bytes_per_token: self.kv_bytes_per_token,
+        };
+        Ok(sweep::combinations(&base, &l1, &l2))
+    }
+}
+
+/// The timing of `--bench` for one configuration.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BenchRow {
+    /// L1's capacity in blocks (`null`: unbounded).
+    pub l1_blocks: Option<usize>,
+    /// The adapters' capacities.
+    pub l2_blocks: Vec<Option<usize>>,
+    /// The median replay time over the runs, parsing excluded.
+    pub replay_seconds: f64,
+    /// Block references over that time.
+    pub block_refs_per_second: f64,
+    /// The median over runs of the planner's median time per request.
+    pub planner_ns_p50: u64,
+}
+
+/// What `--bench` measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BenchSummary {
+    /// Replays per configuration.
+    pub runs: usize,
+    /// The sweep's threads.
+    pub threads: usize,
+    /// Parsing the trace, once.
+    pub parse_seconds: f64,
+    /// The median over runs of the whole sweep's wall time.
+    pub sweep_seconds: f64,
+    /// The median cost of the `Instant::now` pair around each request's
+    /// planner, which `planner_ns_p50` includes.
+    pub timer_ns: u64,
+    /// One row per configuration.
+    pub rows: Vec<BenchRow>,
+}
+
+/// What `replay` found.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ReplayOutcome {
+    /// One report per configuration, in order.
+    pub reports: Vec<Report>,
+    /// With a cell model, one hybrid report per configuration instead.
+    pub hybrid: Vec<HybridReport>,
+    /// With `--bench`, the timing.
+    pub bench: Option<BenchSummary>,
+}
+
+/// Parses the trace, replays it at every configuration and returns the
+/// reports (and with `bench_runs`, the timing).
+///
+/// # Errors
+///
+/// [`CliError::BadTrace`] for a bad line, [`CliError::Replay`] for a
+/// configuration the replay refuses (an unknown policy),
+/// [`CliError::BadOption`] for a capacity that cannot be resolved.
+pub fn run(input: impl BufRead, options: &ReplayOptions) -> Result<ReplayOutcome, CliError> {
+    let configs = options.configs()?;
+    // Fail on a bad policy before reading a large trace.
+    Replayer::new(&configs[0]).map_err(CliError::Replay)?;
+    let parse_start = Instant::now();
+    let spinner = options.progress.then(|| {
+        let spinner = ProgressBar::new_spinner().with_message("reading the trace");
+        spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+        spinner
+    });
+    let trace_options = TraceOptions::default().with_block_tokens(options.block_tokens);
+    let trace = Trace::parse(input, &trace_options).map_err(|error| CliError::BadTrace(Box::new(error)));
+    if let Some(spinner) = spinner {
+        spinner.finish_and_clear();
+    }
+    let trace = trace?;
+    let parse_seconds = parse_start.elapsed().as_secs_f64();
+    if let Some(model) = &options.cells {
+        return replay_cells(&trace, &configs, model, options.threads);
+    }
+    let runs = options.bench_runs.unwrap_or(1).max(1);
+    let bar = options.progress.then(|| {
+        let total = (trace.len() * configs.len() * runs) as u64;
+        let style = ProgressStyle::with_template("{bar:40} {pos}/{len} requests replayed, {eta} left")
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+        ProgressBar::new(total).with_style(style)
+    });
+    let progress = |requests: usize| {
+        if let Some(bar) = &bar {
+            bar.inc(requests as u64);
+        }
+    };
+
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads.unwrap_or(0))
+        .build()
+        .map_err(|error| CliError::BadOption { option: "--threads", message: error.to_string() })?;
+    let replay_all =
+        || pool.install(|| sweep::replay_all_with_progress(&trace, &configs, progress)).map_err(CliError::Replay);
+    let finish = |bar: Option<ProgressBar>| {
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+    };
+    if options.bench_runs.is_none() {
+        let reports = replay_all();
+        finish(bar);
+        return Ok(ReplayOutcome { reports: reports?, hybrid: Vec::new(), bench: None });
+    }
+    let mut sweeps = Vec::with_capacity(runs);
+    let mut all_runs = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        all_runs.push(replay_all()?);
+        sweeps.push(start.elapsed().as_secs_f64());
+    }
+    let rows = (0..configs.len())
+        .map(|index| {
+            let replay_seconds = median_f64(all_runs.iter().map(|reports| reports[index].replay_seconds).collect());
+            let mut p50s: Vec<u64> = all_runs.iter().map(|reports| reports[index].planner_ns.p50).collect();
+            p50s.sort_unstable();
+            BenchRow {
+                l1_blocks: configs[index].l1,
+                l2_blocks: configs[index].adapters.iter().map(|adapter| adapter.capacity).collect(),
+                replay_seconds,
+                block_refs_per_second: trace.block_refs() as f64 / replay_seconds,
+                planner_ns_p50: p50s[p50s.len() / 2],
+            }
+        })
+        .collect();
+    finish(bar);
+    let bench = BenchSummary {
+        runs,
+        threads: pool.current_num_threads(),
+        parse_seconds,
+        sweep_seconds: median_f64(sweeps),
+        timer_ns: timer_overhead_ns(),
+        rows,
+    };
+    let reports = all_runs.pop().unwrap_or_default();
+    Ok(ReplayOutcome { reports, hybrid: Vec::new(), bench: Some(bench) })
+}
+
+/// The median time of an `Instant::now` pair with nothing between, over
+/// 10,001 pairs.
+fn timer_overhead_ns() -> u64 {
+    let mut samples: Vec<u64> = (0..10_001)
+        .map(|_| {
+            let start = Instant::now();
+            start.elapsed().as_nanos() as u64
+        })
+        .collect();
+    samples.sort_unstable();
+    samples[samples.len() / 2]
+}
+
+/// The hybrid replay of every configuration, in parallel; capacities in
+/// blocks become cells (a block's `cells_per_chunk` cells each).
+fn replay_cells(
+    trace: &Trace,
+    configs: &[ReplayConfig],
+    model: &CellModel,
+    threads: Option<usize>,
+) -> Result<ReplayOutcome, CliError> {
+    let configs: Vec<ReplayConfig> = configs.iter().map(|config| model.in_cells(config)).collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|error| CliError::BadOption { option: "--threads", message: error.to_string() })?;
+    let hybrid = pool
+        .install(|| configs.par_iter().map(|config| replay_hybrid(trace, config, model)).collect::<Result<Vec<_>, _>>())
+        .map_err(|error| CliError::BadOption { option: "--windows", message: error.to_string() })?;
+    Ok(ReplayOutcome { reports: Vec::new(), hybrid, bench: None })
+}
+
+fn median_f64(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// A capacity in blocks for the table: `inf`, or the count with k/M/G.
+fn blocks_label(blocks: Option<usize>) -> String {
+    match blocks {
+        None => "inf".to_owned(),
+        Some(blocks) if blocks >= 10_000_000 && blocks % 1_000_000 == 0 => format!("{}M", blocks / 1_000_000),
+        Some(blocks) if blocks >= 10_000 && blocks % 1_000 == 0 => format!("{}k", blocks / 1_000),
+        Some(blocks) => blocks.to_string(),
+    }
+}
+
+impl ReplayOutcome {
+    /// Writes the reports as JSON, one line each (with `--bench`, one line
+    /// of timing instead).
+    ///
+    /// # Errors
+    ///
+    /// The writer's.
+    pub fn write_json<W: Write>(&self, mut out: W) -> io::Result<()> {
+        if let Some(bench) = &self.bench {
+            return json::write_line(out, bench);
+        }
+        for report in &self.hybrid {
+            json::write_line(&mut out, report)?;
+        }
+        for report in &self.reports {
+            json::write_line(&mut out, report)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a short table: one block for a single replay, one row per
+    /// configuration for a sweep (with `--bench`, the timing).
+    ///
+    /// # Errors
+    ///
+    /// The writer's.
+    pub fn write_table<W: Write>(&self, mut out: W) -> io::Result<()> {
+        if let Some(bench) = &self.bench {
+            return write_bench_table(&mut out, bench);
+        }
+        if !self.hybrid.is_empty() {
+            return write_hybrid_table(&mut out, &self.hybrid);
+        }
+        match self.reports.as_slice() {
+            [report] => write_report_table(&mut out, report),
+            reports => write_sweep_table(&mut out, reports),
+        }
+    }
+}
+
+fn write_report_table(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    writeln!(
+        out,
+        "{} requests, {} blocks, {} tokens; policy {}, {} eviction",
+        report.requests, report.blocks, report.tokens, report.policy, report.eviction
+    )?;
+    let ratio = &report.hit_ratio;
+    writeln!(
+        out,
+        "hit ratio: {:.4} of blocks, {:.4} of tokens, {:.4} per request on average",
+        ratio.block, ratio.token, ratio.request_mean
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<6} {:>10} {:>12} {:>12} {:>12} {:>10}",
+        "tier", "capacity", "hit blocks", "hit GiB", "evictions", "load s"
+    )?;
+    let tiers = std::iter::once(("L1".to_owned(), &report.l1))
+        .chain(report.l2.iter().enumerate().map(|(j, tier)| (format!("L2 {j}"), tier)));
+    for (name, tier) in tiers {
+        let gib = tier.hit_bytes.map_or("-".to_owned(), |bytes| format!("{:.2}", bytes as f64 / (1u64 << 30) as f64));
+        let seconds = tier.load_seconds.map_or("-".to_owned(), |seconds| format!("{seconds:.2}"));
+        writeln!(
+            out,
+            "{name:<6} {:>10} {:>12} {gib:>12} {:>12} {seconds:>10}",
+            blocks_label(tier.capacity_blocks),
+            tier.hit_blocks,
+            tier.evictions
+        )?;
+    }
+    writeln!(out)?;
+    let planner = &report.planner_ns;
+    writeln!(out, "planner per request: p50 {} ns, p99 {} ns, max {} ns", planner.p50, planner.p99, planner.max)?;
+    writeln!(
+        out,
+        "replay: {:.3} s, {:.0} requests/s, {:.1}M block refs/s",
+        report.replay_seconds,
+        report.requests_per_second,
+        report.block_refs_per_second / 1e6
+    )
+}
+
+fn write_sweep_table(out: &mut impl Write, reports: &[Report]) -> io::Result<()> {
+    let adapters = reports.first().map_or(0, |report| report.l2.len());
+    write!(out, "{:>8}", "L1")?;
+    for j in 0..adapters {
+        write!(out, " {:>8}", format!("L2 {j}"))?;
+    }
+    writeln!(out, " {:>8} {:>8} {:>8} {:>12} {:>8}", "blocks", "tokens", "mean", "L1 evicted", "seconds")?;
+    for report in reports {
+        write!(out, "{:>8}", blocks_label(report.l1.capacity_blocks))?;
+        for tier in &report.l2 {
+            write!(out, " {:>8}", blocks_label(tier.capacity_blocks))?;
+        }
+        let ratio = &report.hit_ratio;
+        writeln!(
+            out,
+            " {:>8.4} {:>8.4} {:>8.4} {:>12} {:>8.3}",
+            ratio.block, ratio.token, ratio.request_mean, report.l1.evictions, report.replay_seconds
+        )?;
+    }
+    Ok(())
+}
+
+fn write_hybrid_table(out: &mut impl Write, reports: &[HybridReport]) -> io::Result<()> {
+    if let Some(first) = reports.first() {
+        writeln!(
+            out,
+            "{} groups x {} ranks: {} cells a chunk; capacities in cells",
+            first.groups, first.ranks, first.cells_per_chunk
+        )?;
+    }
+    writeln!(
+        out,
+        "{:>10} {:>8} {:>8} {:>8} {:>12} {:>12} {:>12}",
+        "L1 cells", "blocks", "tokens", "mean", "L1 evicted", "dropped", "L1 saves"
+    )?;
+    for report in reports {
+        let ratio = &report.hit_ratio;
+        let saving = report.capacity_saving.map_or("-".to_owned(), |saving| format!("{:.1}%", 100.0 * saving));
+        writeln!(
+            out,
+            "{:>10} {:>8.4} {:>8.4} {:>8.4} {:>12} {:>12} {saving:>12}",
+            blocks_label(report.l1.capacity_blocks),
+            ratio.block,
+            ratio.token,
+            ratio.request_mean,
+            report.l1.evictions,
+            report.cells_dropped_by_retain
+        )?;
+    }
+    Ok(())
+}
+
+fn write_bench_table(out: &mut impl Write, bench: &BenchSummary) -> io::Result<()> {
+    writeln!(
+        out,
+        "median of {} runs on {} threads; parse {:.3} s; whole sweep {:.3} s; timer pair {} ns",
+        bench.runs, bench.threads, bench.parse_seconds, bench.sweep_seconds, bench.timer_ns
+    )?;
+    writeln!(out, "{:>8} {:>12} {:>16} {:>14}", "L1", "replay s", "block refs/s", "planner p50 ns")?;
+    for row in &bench.rows {
+        writeln!(
+            out,
+            "{:>8} {:>12.4} {:>15.1}M {:>14}",
+            blocks_label(row.l1_blocks),
+            row.replay_seconds,
+            row.block_refs_per_second / 1e6,
+            row.planner_ns_p50
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(l1: &str, l2: &[&str]) -> ReplayOptions {
+        ReplayOptions::new(l1.parse().unwrap(), l2.iter().map(|spec| spec.parse().unwrap()).collect())
+    }
+
+    #[test]
+    fn a_sweep_is_every_combination() {
+        let configs = options("10,20", &["inf", "1,2,3"]).configs().unwrap();
+        assert_eq!(configs.len(), 6);
+        assert_eq!((configs[5].l1, configs[5].adapters[1].capacity), (Some(20), Some(3)));
+    }
+
+    #[test]
+    fn bytes_need_bytes_per_token() {
+        let error = options("64GiB", &[]).configs().unwrap_err();
+        assert_eq!((error.exit_code(), error.to_string().starts_with("--l1: ")), (2, true), "{error}");
+        let error = options("inf", &["inf:bw=1GB/s"]).configs().unwrap_err();
+        assert!(error.to_string().contains("--kv-bytes-per-token"), "{error}");
+        let mut with_bytes = options("64GiB", &[]);
+        with_bytes.kv_bytes_per_token = Some(131_072);
+        assert_eq!(with_bytes.configs().unwrap()[0].l1, Some(1024));
+    }
+
+    #[test]
+    fn tables_and_json() {
+        let trace = "{\"keys\": [1, 2]}\n{\"keys\": [1, 2, 3]}\n";
+        let outcome = run(trace.as_bytes(), &options("1,10", &["inf"])).unwrap();
+        let mut table = Vec::new();
+        outcome.write_table(&mut table).unwrap();
+        let table = String::from_utf8(table).unwrap();
+        assert_eq!(table.lines().count(), 3, "{table}");
+        let mut lines = Vec::new();
+        outcome.write_json(&mut lines).unwrap();
+        let rows: Vec<serde_json::Value> =
+            String::from_utf8(lines).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+        assert_eq!(rows.iter().map(|row| row["hit_blocks"].as_u64().unwrap()).collect::<Vec<_>>(), [2, 2]);
+        assert_eq!(rows[0]["l2"][0]["hit_blocks"], 1);
+
+        let single = run(trace.as_bytes(), &options("10", &["inf"])).unwrap();
+        let mut table = Vec::new();
+        single.write_table(&mut table).unwrap();
+        assert!(String::from_utf8(table).unwrap().contains("hit ratio: 0.4000 of blocks"));
+
+        let mut bench = options("1,10", &[]);
+        bench.bench_runs = Some(2);
+        let timed = run(trace.as_bytes(), &bench).unwrap();
+        assert_eq!(timed.bench.as_ref().map(|bench| bench.rows.len()), Some(2));
+        let mut table = Vec::new();
+        timed.write_table(&mut table).unwrap();
+        assert_eq!(String::from_utf8(table).unwrap().lines().count(), 4);
+    }
+}

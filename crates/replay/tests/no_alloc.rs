@@ -1,0 +1,93 @@
+//! Proves that the replay's per-request work allocates nothing once its
+//! buffers have seen the longest request, with a counting global allocator.
+//!
+//! As in prefetch-policy's `tests/no_alloc.rs`, the allocator counts every
+//! thread of the process, so this file runs without libtest's harness
+//! (`harness = false`): `main` runs the checks one after the other on the
+//! only thread.
+
+use std::alloc::System;
+
+use kv_replay::synthetic::{SyntheticOptions, generate};
+use kv_replay::{Eviction, Planner, ReplayConfig, Replayer, Tier};
+use prefetch_policy::{AdapterDescriptor, DefaultPolicy, PrefetchPolicy, create_prefetch_policy};
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+fn heap_operations(work: impl FnOnce()) -> usize {
+    let region = Region::new(GLOBAL);
+    work();
+    let change = region.change();
+    change.allocations + change.reallocations + change.deallocations
+}
+
+/// The planner over 24-key requests and 3 adapters: after the first
+/// request, nothing, for every registered built-in policy.
+fn planner_after_the_first_request() {
+    let trace = generate(&SyntheticOptions::default().with_size(2_000, 24));
+    let l1 = Tier::new(Some(5_000), Eviction::Lru);
+    let mut l2: Vec<Tier> = (0..3).map(|j| Tier::new(Some(10_000 * (j + 1)), Eviction::Lru)).collect();
+    for (i, request) in trace.requests().enumerate() {
+        for &key in request.keys {
+            l2[i % 3].touch(key);
+        }
+    }
+    let adapters: Vec<_> = (0..3).map(|j| AdapterDescriptor::new(j, format!("l2-{j}"))).collect();
+    for name in ["default", "retain", "balanced"] {
+        let policy: Box<dyn PrefetchPolicy> = create_prefetch_policy(name).unwrap();
+        let mut planner = Planner::new();
+        let longest = trace.requests().max_by_key(|request| request.keys.len()).unwrap();
+        planner.plan(longest.keys, &l1, &l2, policy.as_ref(), &adapters).unwrap();
+        let ops = heap_operations(|| {
+            for request in trace.requests() {
+                planner.plan(request.keys, &l1, &l2, policy.as_ref(), &adapters).unwrap();
+            }
+        });
+        assert_eq!(ops, 0, "{name}");
+    }
+    // Pre-sized: nothing from the first request on.
+    let mut planner = Planner::with_capacity(trace.max_keys(), 3);
+    let ops = heap_operations(|| {
+        for request in trace.requests() {
+            planner.plan(request.keys, &l1, &l2, &DefaultPolicy::new(), &adapters).unwrap();
+        }
+    });
+    assert_eq!(ops, 0, "pre-sized");
+}
+
+/// A whole replay step (plan, counts, touches, evictions) with tiers
+/// reserved for the trace: nothing per request.
+fn replay_steps_with_reserved_tiers() {
+    let trace = generate(&SyntheticOptions::default().with_size(3_000, 24));
+    let config = ReplayConfig::new(Some(2_000), &[Some(10_000), None]);
+    let mut replayer = Replayer::with_reserve(&config, trace.distinct_keys(), trace.max_keys()).unwrap();
+    let ops = heap_operations(|| {
+        for request in trace.requests() {
+            replayer.step(request, trace.block_tokens()).unwrap();
+        }
+    });
+    assert_eq!(ops, 0);
+    assert!(replayer.l1().evictions() > 0, "the test must evict to mean anything");
+}
+
+/// A full tier under churn (every touch a new key, so every touch evicts),
+/// reserved for the keys it will see: evicting reuses the node, nothing
+/// grows.
+fn a_full_tier_under_churn() {
+    let mut tier = Tier::with_reserve(Some(1_000), Eviction::Lru, 200_000);
+    let ops = heap_operations(|| {
+        for key in 0..200_000 {
+            tier.touch(key);
+        }
+    });
+    assert_eq!((ops, tier.evictions()), (0, 199_000));
+}
+
+fn main() {
+    a_full_tier_under_churn();
+    planner_after_the_first_request();
+    replay_steps_with_reserved_tiers();
+    println!("no_alloc: 3 checks passed");
+}
