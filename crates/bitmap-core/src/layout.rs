@@ -408,8 +408,11 @@ mod tests {
     /// lengths with and without a partial last word.
     #[test]
     fn strided_split_and_join_agree_with_the_row_bitmaps() {
-        let (counts, lens): (&[usize], &[usize]) =
-            if cfg!(miri) { (&[3, 65], &[5, 64]) } else { (&[1, 2, 3, 8, 63, 64, 65, 70], &[0, 1, 5, 63, 64, 65, 130]) };
+        let (counts, lens): (&[usize], &[usize]) = if cfg!(miri) {
+            (&[3, 65], &[5, 64])
+        } else {
+            (&[1, 2, 3, 8, 63, 64, 65, 70], &[0, 1, 5, 63, 64, 65, 130])
+        };
         for &rows in counts {
             for &len in lens {
                 let flat: Bitmap = (0..rows * len).map(|i| (i * 7 + i / 5) % 3 == 0).collect();

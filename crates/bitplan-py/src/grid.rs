@@ -8,8 +8,7 @@ use std::str::FromStr;
 
 use bitmap_core::Bitmap;
 use prefetch_policy::{
-    DefaultGridPolicy, FetchingPolicy, FlatOrder, Grid, GridMap, GridPlan, GridPolicy, GridRequest, Keys,
-    RetainGridPolicy,
+    DefaultGridPolicy, FetchingPolicy, Grid, GridMap, GridPlan, GridPolicy, GridRequest, Keys, RetainGridPolicy,
 };
 use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -22,6 +21,7 @@ use crate::flavor::{AnyBitmap, Flavor, PyBitmap, as_refs};
 use crate::hybrid::Counts;
 use crate::lmcache_grid::LmGrid;
 use crate::memory;
+use crate::moves::{flat_from_grid, grid_from_flat};
 
 /// `bitplan.Grid`.
 #[pyclass(name = "Grid", module = "bitplan")]
@@ -47,11 +47,6 @@ pub(crate) fn grid_from(obj: &Bound<'_, PyAny>) -> PyResult<Grid> {
     }
     let rows = AnyBitmap::borrow_all(obj)?;
     Grid::from_row_slice(&as_refs(&rows)).or_py_err()
-}
-
-/// A flat order from its Python name (`"chunk"` or `"row"`).
-pub(crate) fn flat_order(name: &str) -> PyResult<FlatOrder> {
-    FlatOrder::from_str(name).or_py_err()
 }
 
 fn row_index(obj: &Bound<'_, PyAny>, rows: usize) -> PyResult<usize> {
@@ -131,18 +126,13 @@ impl PyGrid {
         num_rows: &Bound<'_, PyAny>,
         order: &str,
     ) -> PyResult<PyGrid> {
-        let (flat, rows, order) = (AnyBitmap::borrow(flat)?, args::count(num_rows, "num_rows")?, flat_order(order)?);
-        let bits: &Bitmap = &flat;
-        let grid = detach_if_large(py, bits.num_words(), || Grid::from_flat(bits, rows, order)).or_py_err()?;
-        Ok(PyGrid { grid })
+        Ok(PyGrid { grid: grid_from_flat(py, flat, num_rows, order)? })
     }
 
     /// The inverse of `from_flat`.
     #[pyo3(signature = (order = "chunk"))]
     fn to_flat(&self, py: Python<'_>, order: &str) -> PyResult<PyBitmapResult> {
-        let order = flat_order(order)?;
-        let words = self.grid.num_cells().div_ceil(64);
-        Ok(PyBitmapResult(detach_if_large(py, words, || self.grid.to_flat(order))))
+        Ok(PyBitmapResult(flat_from_grid(py, &self.grid, order)?))
     }
 
     #[getter]

@@ -23,6 +23,7 @@ mod lmcache_grid;
 mod lmcache_map;
 mod lmcache_plan;
 mod memory;
+mod moves;
 mod policy;
 mod positions;
 mod replay;

@@ -29,10 +29,8 @@
 //! row): `from_flat`, `to_flat`, `gather_rows`, `to_index_lists`, `deposit`
 //! and `extract`.
 
-use std::str::FromStr;
-
 use bitmap_core::Bitmap;
-use prefetch_policy::{FlatOrder, Grid, GridError};
+use prefetch_policy::{Grid, GridError};
 use pyo3::exceptions::{PyIndexError, PyMemoryError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PySet, PySlice, PyTuple};
@@ -42,6 +40,7 @@ use crate::bits::{detach_if_large, type_name};
 use crate::errors::OrPyErr;
 use crate::flavor::{AnyBitmap, GridStore, LmBitmap, LmBits, as_refs};
 use crate::memory;
+use crate::moves::{flat_from_grid, grid_from_flat};
 
 /// LMCache's `Bitmap2D` (see the module docs).
 #[pyclass(name = "Bitmap2D", module = "bitplan.lmcache.prefetch_policy")]
@@ -387,6 +386,14 @@ impl LmGrid {
     /// Row `index` (negative from the end, as a list's) as a view, or a
     /// list of views for a slice.
     fn __getitem__<'py>(&mut self, py: Python<'py>, index: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        // The controller's `grid[row].set(col)` per cell: a row object
+        // handed out before, by a non-negative index, without a look at
+        // the cells.
+        if let Ok(i) = index.extract::<usize>()
+            && let Some(Some(view)) = self.rows.get(i)
+        {
+            return Ok(view.bind(py).clone().into_any());
+        }
         if index.is_instance_of::<PySlice>() {
             return self.views(py)?.as_any().get_item(index);
         }
@@ -453,21 +460,14 @@ impl LmGrid {
         num_rows: &Bound<'_, PyAny>,
         order: &str,
     ) -> PyResult<LmGrid> {
-        let flat = AnyBitmap::borrow(flat)?;
-        let rows = args::count(num_rows, "num_rows")?;
-        let order = FlatOrder::from_str(order).or_py_err()?;
-        let bits: &Bitmap = &flat;
-        let grid = detach_if_large(py, bits.num_words(), || Grid::from_flat(bits, rows, order)).or_py_err()?;
-        Ok(LmGrid::from(grid))
+        Ok(LmGrid::from(grid_from_flat(py, flat, num_rows, order)?))
     }
 
     /// The inverse of `from_flat`: one LMCache `Bitmap` of rows × columns
     /// bits.
     #[pyo3(signature = (order = "chunk"))]
     fn to_flat(&self, py: Python<'_>, order: &str) -> PyResult<LmBitmap> {
-        let order = FlatOrder::from_str(order).or_py_err()?;
-        let flat = self.with(py, |grid| detach_if_large(py, words_of(grid), || grid.to_flat(order)))?;
-        Ok(LmBitmap::from(flat))
+        Ok(LmBitmap::from(self.with(py, |grid| flat_from_grid(py, grid, order))??))
     }
 
     /// The keys of the set cells in one flat list, row by row:
