@@ -162,6 +162,26 @@ impl Bitmap {
     pub fn words_mut(&mut self) -> WordsMut<'_> {
         WordsMut { bitmap: self }
     }
+
+    /// Mutable access to the words without a guard, for a bitmap whose
+    /// length is a whole number of words: it has no bits past its length,
+    /// so no write can break the invariant. `None` for any other length.
+    /// (A caller that keeps its own layout in a bitmap's cache-line-aligned
+    /// words, as prefetch-policy's `Grid` keeps its rows, borrows them for
+    /// as long as it needs; the guard of [`words_mut`](Bitmap::words_mut)
+    /// would end with the statement.)
+    ///
+    /// ```
+    /// use bitmap_core::Bitmap;
+    /// let mut bits = Bitmap::new(128);
+    /// bits.whole_words_mut().unwrap()[1] = 1;
+    /// assert_eq!(bits.ones().collect::<Vec<_>>(), [64]);
+    /// assert!(Bitmap::new(70).whole_words_mut().is_none());
+    /// ```
+    #[inline]
+    pub fn whole_words_mut(&mut self) -> Option<&mut [u64]> {
+        if self.len.is_multiple_of(64) { Some(&mut self.words) } else { None }
+    }
 }
 
 /// Mutable access to a bitmap's words; from [`Bitmap::words_mut`].

@@ -73,21 +73,16 @@ pub use moves::FlatOrder;
 /// ```
 #[derive(Default)]
 pub struct Grid {
-    /// `rows × words_per_row(cols)` words, row after row; the buffer's
-    /// capacity past them is kept for a later, larger shape.
-    words: Vec<u64>,
+    /// `rows × words_per_row(cols)` words, row after row, as a bitmap of
+    /// that many whole words: bitmap-core's storage starts them on a cache
+    /// line (a `Vec<u64>` does not, which made the first-wins split of a
+    /// 4,096-chunk plan measurably slower) and its kernels combine two
+    /// grids in one pass. Its capacity past them is kept for a later,
+    /// larger shape.
+    words: Bitmap,
     rows: usize,
     cols: usize,
 }
-
-/// Buffers up to this many words are allocated and then cleared, larger
-/// ones zeroed by the allocator: glibc serves a small `calloc` neither
-/// from its per-thread cache nor without a `memset` of its own, so for the
-/// grids of a request (hundreds of bytes) a `malloc` and a fill is about
-/// twice as fast, as bitmap-core measured for its bitmaps; past 128 KiB
-/// (glibc's `mmap` threshold) `calloc` returns fresh zero pages, which no
-/// fill beats.
-const ZERO_BY_FILL_MAX_WORDS: usize = (128 << 10) / size_of::<u64>();
 
 /// The words one row of `cols` bits takes.
 #[inline]
@@ -119,7 +114,7 @@ impl Grid {
 
     /// The grid without rows, shape `(0, 0)`; allocates nothing.
     pub const fn empty() -> Grid {
-        Grid { words: Vec::new(), rows: 0, cols: 0 }
+        Grid { words: Bitmap::empty(), rows: 0, cols: 0 }
     }
 
     /// A grid of `rows`, which must all have the same length.
@@ -143,11 +138,12 @@ impl Grid {
         if let Some((row, len)) = rows.iter().map(|row| row.borrow().len()).enumerate().find(|&(_, len)| len != cols) {
             return Err(GridError::RaggedRows { row, len, expected: cols });
         }
-        let mut words = Vec::with_capacity(rows.len() * words_per_row(cols));
-        for row in rows {
-            words.extend_from_slice(row.borrow().as_words());
+        let mut grid = Grid::empty();
+        grid.reset(rows.len(), cols);
+        for (r, row) in rows.iter().enumerate() {
+            grid.row_words_mut(r).copy_from_slice(row.borrow().as_words());
         }
-        Ok(Grid { words, rows: rows.len(), cols: if rows.is_empty() { 0 } else { cols } })
+        Ok(grid)
     }
 
     /// A grid of `rows` rows of `cols` bits whose row `r` holds the bits of
@@ -174,31 +170,28 @@ impl Grid {
     /// allocation if the grid has held at least as many words.
     pub fn reset(&mut self, rows: usize, cols: usize) {
         let cols = if rows == 0 { 0 } else { cols };
-        let len = rows.checked_mul(words_per_row(cols)).expect("prefetch-policy: grid size overflows usize");
-        if len > self.words.capacity() && len > ZERO_BY_FILL_MAX_WORDS {
-            // Fresh memory comes zeroed from the allocator (`calloc`), which
-            // for a large grid is pages not yet touched, not a pass of
-            // stores.
-            self.words = vec![0; len];
-        } else {
-            self.words.clear();
-            self.words.resize(len, 0);
-        }
+        let bits = rows
+            .checked_mul(words_per_row(cols))
+            .and_then(|words| words.checked_mul(64))
+            .expect("prefetch-policy: grid size overflows usize");
+        // bitmap-core reuses the buffer, and zeroes a large fresh one by
+        // the allocator (fresh pages) rather than by a pass of stores.
+        self.words.reset(bits);
         self.rows = rows;
         self.cols = cols;
     }
 
     /// Makes this a copy of `other`, reusing the buffer.
     pub fn copy_from(&mut self, other: &Grid) {
-        self.words.clear();
-        self.words.extend_from_slice(&other.words);
+        self.words.copy_from(&other.words);
         self.rows = other.rows;
         self.cols = other.cols;
     }
 
     /// Frees the buffer's capacity past the current shape.
     pub fn release_spares(&mut self) {
-        self.words.shrink_to_fit();
+        // A clone allocates what the words need, no more.
+        self.words = self.words.clone();
     }
 
     /// Makes the grid `rows` × `cols` if it has another shape (clearing
@@ -210,11 +203,11 @@ impl Grid {
         }
     }
 
-    /// A grid of `rows` × `cols` over `words` (the crate's writers make
-    /// them that long, tails clear).
+    /// A grid of `rows` × `cols` over `words` (a bitmap of exactly their
+    /// words, which the crate's writers make, tails clear).
     #[inline]
-    pub(crate) fn from_words(words: Vec<u64>, rows: usize, cols: usize) -> Grid {
-        debug_assert_eq!(words.len(), rows * words_per_row(cols));
+    pub(crate) fn from_words(words: Bitmap, rows: usize, cols: usize) -> Grid {
+        debug_assert_eq!(words.len(), rows * words_per_row(cols) * 64);
         Grid { words, rows, cols: if rows == 0 { 0 } else { cols } }
     }
 
@@ -222,7 +215,7 @@ impl Grid {
     /// row's bits past `cols` clear.
     #[inline]
     pub(crate) fn words_mut(&mut self) -> &mut [u64] {
-        &mut self.words
+        self.words.whole_words_mut().expect("a grid's bitmap is whole words")
     }
 
     /// Row `row`'s words, mutably (same contract as
@@ -231,7 +224,7 @@ impl Grid {
     #[track_caller]
     pub(crate) fn row_words_mut(&mut self, row: usize) -> &mut [u64] {
         let range = self.row_range(row);
-        &mut self.words[range]
+        &mut self.words_mut()[range]
     }
 }
 
@@ -276,7 +269,7 @@ impl Grid {
     /// The buffer: the rows' words, row after row (see the type's docs).
     #[inline]
     pub fn as_words(&self) -> &[u64] {
-        &self.words
+        self.words.as_words()
     }
 
     #[inline]
@@ -296,7 +289,7 @@ impl Grid {
     #[inline]
     #[track_caller]
     pub fn row_words(&self, row: usize) -> &[u64] {
-        &self.words[self.row_range(row)]
+        &self.words.as_words()[self.row_range(row)]
     }
 
     /// The rows' words in order.
@@ -328,7 +321,7 @@ impl Grid {
 
     /// The number of set cells.
     pub fn popcount(&self) -> usize {
-        kernel::popcount(&self.words) as usize
+        self.words.popcount()
     }
 
     /// The number of set cells of row `row`.
@@ -354,7 +347,7 @@ impl Grid {
 
     /// Whether any cell is set.
     pub fn any(&self) -> bool {
-        kernel::position_nonzero(&self.words).is_some()
+        self.words.any()
     }
 
     /// Whether no cell is set.
@@ -508,9 +501,9 @@ impl Grid {
     /// Sets every cell (LMCache's `ones_like`).
     pub fn set_all(&mut self) {
         let (stride, mask) = (self.words_per_row(), last_word_mask(self.cols));
-        self.words.fill(!0);
+        self.words.set_all();
         if stride > 0 {
-            for row in self.words.chunks_exact_mut(stride) {
+            for row in self.words_mut().chunks_exact_mut(stride) {
                 row[stride - 1] = mask;
             }
         }
@@ -629,19 +622,23 @@ mod tests {
     fn reset_keeps_the_buffer() {
         let mut g = Grid::zeros(4, 128);
         g.set(3, 127);
-        let buffer = g.words.as_ptr();
+        let buffer = g.as_words().as_ptr();
         g.reset(1, 64);
         assert_eq!(g.shape(), (1, 64));
-        assert_eq!(g.words.capacity(), 8);
+        assert!(g.words.capacity_bits() >= 8 * 64);
         g.reset(4, 100);
         assert!(g.none());
-        assert_eq!(g.words.as_ptr(), buffer);
+        assert_eq!(g.as_words().as_ptr(), buffer);
         let copy = grid(&["01", "10"]);
         g.copy_from(&copy);
         assert_eq!(g, copy);
-        assert_eq!((g.words.len(), g.words.capacity()), (2, 8));
+        assert_eq!(g.as_words().len(), 2);
+        assert!(g.words.capacity_bits() >= 8 * 64);
+        // Let go of the 8-word buffer: what is left is the 2 words and at
+        // most the 7 words of slack bitmap-core keeps to start on a line.
         g.release_spares();
-        assert_eq!(g.words.capacity(), 2);
+        assert_eq!(g, copy);
+        assert!(g.words.capacity_bits() <= (2 + 7) * 64);
     }
 
     #[test]
