@@ -185,6 +185,12 @@ pub use validate::PlanContract;
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
+/// This crate's README (what crates.io shows), compiled and run as a
+/// doctest for the same reason.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;
+
 /// docs/ARCHITECTURE.md's example of the hybrid API ("Using the hybrid
 /// API"), compiled and run as a doctest for the same reason.
 #[cfg(doctest)]
