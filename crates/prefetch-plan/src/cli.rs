@@ -9,13 +9,13 @@ use std::time::Duration;
 use bitmap_core::kernel::Kernel;
 use clap::{Args, Parser, Subcommand};
 
-use crate::answer::Trim;
-use crate::bench_cmd::{self, BenchOptions, parse_bits};
-use crate::case::CaseLimits;
-use crate::error::CliError;
-use crate::features::FeatureReport;
-use crate::hit_cmd::{self, HitOptions};
-use crate::plan_cmd::{self, PlanOptions};
+use prefetch_plan::answer::Trim;
+use prefetch_plan::bench_cmd::{self, BenchOptions, parse_bits};
+use prefetch_plan::case::CaseLimits;
+use prefetch_plan::error::CliError;
+use prefetch_plan::features::FeatureReport;
+use prefetch_plan::hit_cmd::{self, HitOptions};
+use prefetch_plan::plan_cmd::{self, PlanOptions};
 
 const EXIT_STATUS: &str = "\
 Exit status: 0 on success; 2 for bad input (a bad case, option, or BITMAP_CORE_KERNEL value); 1 when reading or \
@@ -72,15 +72,15 @@ A bad case stops the run, as for plan: exit status 2 with its line number and fi
     about = "Compute prefetch load plans for an LMCache-style KV-cache controller, from lookup results in JSON",
     after_help = EXIT_STATUS
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Compute load plans: one JSON case per line in, one JSON answer per line out
     #[command(after_help = PLAN_HELP)]
     Plan(PlanArgs),
@@ -103,58 +103,84 @@ pub enum Command {
 
 /// The options of `plan`.
 #[derive(Debug, Args)]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     /// The policy for cases without a "policy" field
     #[arg(long, value_name = "NAME", default_value = "default")]
-    pub policy: String,
+    pub(crate) policy: String,
     /// Trim each plan before answering: "prefix" cuts it to its first prefix_len keys, as the controller does
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = Trim::None)]
-    pub trim: Trim,
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = TrimArg::None)]
+    pub(crate) trim: TrimArg,
     /// Refuse a case whose lookup bitmaps would take more than this many MiB in all
     #[arg(long, value_name = "MIB", default_value_t = CaseLimits::DEFAULT_MAX_LOOKUP_BYTES >> 20)]
-    pub max_lookup_mib: usize,
+    pub(crate) max_lookup_mib: usize,
     /// The file of cases; standard input when absent or "-"
     #[arg(value_name = "FILE")]
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
 }
 
 /// The options of `hit`.
 #[derive(Debug, Args)]
-pub struct HitArgs {
+pub(crate) struct HitArgs {
     /// Refuse a case whose bitmaps would take more than this many MiB in all
     #[arg(long, value_name = "MIB", default_value_t = CaseLimits::DEFAULT_MAX_LOOKUP_BYTES >> 20)]
-    pub max_lookup_mib: usize,
+    pub(crate) max_lookup_mib: usize,
     /// The file of cases; standard input when absent or "-"
     #[arg(value_name = "FILE")]
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
+}
+
+/// `--trim`'s values, as clap parses them: [`Trim`]'s, which implements no
+/// clap trait so that clap stays out of the library's API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TrimArg {
+    /// Answer the policy's plan as it is.
+    None,
+    /// Cut the plan to its loadable prefix (`prefix_len` keys).
+    Prefix,
+}
+
+impl From<TrimArg> for Trim {
+    fn from(arg: TrimArg) -> Trim {
+        match arg {
+            TrimArg::None => Trim::None,
+            TrimArg::Prefix => Trim::Prefix,
+        }
+    }
+}
+
+/// A map_err for reading or writing `context` (the library's own helper is
+/// private to it).
+fn io_error(context: impl Into<String>) -> impl FnOnce(io::Error) -> CliError {
+    let context = context.into();
+    move |source| CliError::Io { context, source }
 }
 
 /// The options of `features`.
 #[derive(Debug, Args)]
-pub struct FeaturesArgs {
+pub(crate) struct FeaturesArgs {
     /// Print one line of JSON instead of text
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// The options of `bench`.
 #[derive(Debug, Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// The small size, in bits (keys): a number, or one with Ki, Mi or Gi
     #[arg(long, value_name = "BITS", default_value = "1Ki", value_parser = parse_bits)]
-    pub small: usize,
+    pub(crate) small: usize,
     /// The large size, in bits (keys)
     #[arg(long, value_name = "BITS", default_value = "32Mi", value_parser = parse_bits)]
-    pub large: usize,
+    pub(crate) large: usize,
     /// The number of adapters for first_wins and plan
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub adapters: u16,
+    pub(crate) adapters: u16,
     /// Milliseconds to spend measuring each row
     #[arg(long, value_name = "MS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
-    pub measure_ms: u64,
+    pub(crate) measure_ms: u64,
     /// Print one line of JSON instead of the table
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// Runs the command.
@@ -163,7 +189,7 @@ pub struct BenchArgs {
 ///
 /// The [`CliError`] that ended it; [`CliError::exit_code`] is the exit
 /// status.
-pub fn run(cli: Cli) -> Result<(), CliError> {
+pub(crate) fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Plan(args) => plan(args),
         Command::Hit(args) => hit(args),
@@ -179,7 +205,7 @@ fn plan(args: PlanArgs) -> Result<(), CliError> {
     let max_lookup_bytes = args.max_lookup_mib.saturating_mul(1 << 20);
     let options = PlanOptions::default()
         .with_policy(args.policy)
-        .with_trim(args.trim)
+        .with_trim(args.trim.into())
         .with_limits(CaseLimits::with_max_lookup_bytes(max_lookup_bytes))
         .with_flush_each_answer(io::stdout().is_terminal());
     let output = io::stdout().lock();
@@ -187,7 +213,7 @@ fn plan(args: PlanArgs) -> Result<(), CliError> {
         None => plan_cmd::run(io::stdin().lock(), output, &options),
         Some(path) if path == Path::new("-") => plan_cmd::run(io::stdin().lock(), output, &options),
         Some(path) => {
-            let file = File::open(path).map_err(CliError::io(format!("cannot open {}", path.display())))?;
+            let file = File::open(path).map_err(io_error(format!("cannot open {}", path.display())))?;
             plan_cmd::run(BufReader::with_capacity(1 << 16, file), output, &options)
         }
     }
@@ -205,7 +231,7 @@ fn hit(args: HitArgs) -> Result<(), CliError> {
         None => hit_cmd::run(io::stdin().lock(), output, &options),
         Some(path) if path == Path::new("-") => hit_cmd::run(io::stdin().lock(), output, &options),
         Some(path) => {
-            let file = File::open(path).map_err(CliError::io(format!("cannot open {}", path.display())))?;
+            let file = File::open(path).map_err(io_error(format!("cannot open {}", path.display())))?;
             hit_cmd::run(BufReader::with_capacity(1 << 16, file), output, &options)
         }
     }
@@ -216,7 +242,7 @@ fn features(args: &FeaturesArgs) -> Result<(), CliError> {
     let (report, kernel_error) = FeatureReport::detect();
     let mut out = io::stdout().lock();
     let written = if args.json { report.write_json(&mut out) } else { report.write_text(&mut out) };
-    written.and_then(|()| out.flush()).map_err(CliError::io("writing the report"))?;
+    written.and_then(|()| out.flush()).map_err(io_error("writing the report"))?;
     kernel_error.map_or(Ok(()), |error| Err(error.into()))
 }
 
@@ -229,7 +255,7 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
     let report = bench_cmd::run(&options)?;
     let mut out = io::stdout().lock();
     let written = if args.json { report.write_json(&mut out) } else { report.write_table(&mut out) };
-    written.and_then(|()| out.flush()).map_err(CliError::io("writing the report"))
+    written.and_then(|()| out.flush()).map_err(io_error("writing the report"))
 }
 
 #[cfg(test)]
@@ -249,7 +275,7 @@ mod tests {
         let Command::Plan(args) = cli.command else { panic!("not plan") };
         assert_eq!(
             (args.policy.as_str(), args.trim, args.max_lookup_mib, args.file),
-            ("default", Trim::None, 1024, None)
+            ("default", TrimArg::None, 1024, None)
         );
         let cli = Cli::try_parse_from(["prefetch-plan", "bench"]).unwrap();
         let Command::Bench(args) = cli.command else { panic!("not bench") };

@@ -152,6 +152,10 @@ pub mod reference;
 mod registry;
 mod validate;
 
+// The bitmap crate whose `Bitmap` this API takes and returns, so that a user
+// names the very version it was built with.
+pub use bitmap_core;
+
 pub use adapter::{AdapterDescriptor, AdapterWeight};
 pub use adapter_map::{Entries, IntoEntries};
 pub use balanced::{BalancedPolicy, MAX_DENSE_PARTICIPANTS, plan_balanced_into};
