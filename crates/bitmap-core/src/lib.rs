@@ -242,3 +242,9 @@ pub use crate::error::{BitmapError, SizeUnit};
 pub use crate::iter::{Gather, Iter, Ones};
 pub use crate::serialization::WordsMut;
 pub use crate::split_writer::SplitWriter;
+
+/// This crate's README (what crates.io shows), its example compiled and run
+/// as a doctest so that it cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

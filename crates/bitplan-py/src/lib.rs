@@ -42,12 +42,58 @@ fn available_kernels() -> Vec<&'static str> {
     bitmap_core::kernel::Kernel::available().into_iter().map(|kernel| kernel.name()).collect()
 }
 
+/// `prefetch-plan features`'s report, in its words: the CPU features that
+/// matter to the kernels, the kernels this CPU runs and the active one, as
+/// text or one line of JSON; and the error when `BITMAP_CORE_KERNEL` names
+/// a kernel that cannot run here (the report then says `active: none`).
+/// For `python -m bitplan` (`bitplan/__main__.py`).
+#[pyfunction(name = "_features_report")]
+#[pyo3(signature = (json = false))]
+fn features_report(json: bool) -> PyResult<(String, Option<String>)> {
+    let (report, error) = prefetch_plan::features::FeatureReport::detect();
+    let mut out = Vec::new();
+    if json { report.write_json(&mut out) } else { report.write_text(&mut out) }
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+    Ok((String::from_utf8_lossy(&out).into_owned(), error.map(|e| e.to_string())))
+}
+
+/// `prefetch-plan bench`'s table (or one line of JSON): each kernel this CPU
+/// runs against a plain copy of the same bytes, at 1 Ki and 32 Mi bits,
+/// `measure_ms` per row, with the GIL released. For `python -m bitplan
+/// --bench`.
+#[pyfunction(name = "_bench_report")]
+#[pyo3(signature = (measure_ms = 100, json = false))]
+fn bench_report(py: Python<'_>, measure_ms: u64, json: bool) -> PyResult<String> {
+    use prefetch_plan::bench_cmd::{self, BenchOptions};
+    let options = BenchOptions::default().with_measure(std::time::Duration::from_millis(measure_ms.clamp(1, 60_000)));
+    let report =
+        py.detach(|| bench_cmd::run(&options)).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+    let mut out = Vec::new();
+    if json { report.write_json(&mut out) } else { report.write_table(&mut out) }
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// How this module was built: rustc's version (recorded by build.rs), the
+/// target triple and the cargo profile.
+#[pyfunction(name = "_build_info")]
+fn build_info() -> [(&'static str, &'static str); 3] {
+    [
+        ("rustc", env!("BITPLAN_RUSTC_VERSION")),
+        ("target", env!("BITPLAN_BUILD_TARGET")),
+        ("profile", env!("BITPLAN_BUILD_PROFILE")),
+    ]
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("FULL_ATTENTION_WINDOW", prefetch_policy::FULL_ATTENTION_WINDOW)?;
     m.add_function(wrap_pyfunction!(active_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(available_kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(features_report, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_report, m)?)?;
+    m.add_function(wrap_pyfunction!(build_info, m)?)?;
 
     m.add_class::<flavor::PyBitmap>()?;
 

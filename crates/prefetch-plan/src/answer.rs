@@ -33,7 +33,7 @@ use crate::grid_case::GridCase;
 use crate::json;
 
 /// Whether to trim the plan before answering.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Trim {
     /// Answer the policy's plan as it is.
     #[default]

@@ -11,15 +11,15 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use kv_replay::hybrid::CellModel;
 use kv_replay::{Eviction, TierSpec};
 
-use crate::answer::Trim;
-use crate::bench_cmd::{self, BenchOptions, parse_bits};
-use crate::case::CaseLimits;
-use crate::chart;
-use crate::error::CliError;
-use crate::features::FeatureReport;
-use crate::hit_cmd::{self, HitOptions};
-use crate::plan_cmd::{self, PlanOptions};
-use crate::replay_cmd::{self, ReplayOptions};
+use prefetch_plan::answer::Trim;
+use prefetch_plan::bench_cmd::{self, BenchOptions, parse_bits};
+use prefetch_plan::case::CaseLimits;
+use prefetch_plan::chart;
+use prefetch_plan::error::CliError;
+use prefetch_plan::features::FeatureReport;
+use prefetch_plan::hit_cmd::{self, HitOptions};
+use prefetch_plan::plan_cmd::{self, PlanOptions};
+use prefetch_plan::replay_cmd::{self, ReplayOptions};
 
 const EXIT_STATUS: &str = "\
 Exit status: 0 on success; 2 for bad input (a bad case, option, or BITMAP_CORE_KERNEL value); 1 when reading or \
@@ -99,15 +99,15 @@ Output: JSON (one line per replay) when --json is given or standard output is no
     about = "Compute prefetch load plans for an LMCache-style KV-cache controller, from lookup results in JSON",
     after_help = EXIT_STATUS
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Compute load plans: one JSON case per line in, one JSON answer per line out
     #[command(after_help = PLAN_HELP)]
     Plan(PlanArgs),
@@ -133,63 +133,89 @@ pub enum Command {
 
 /// The options of `plan`.
 #[derive(Debug, Args)]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     /// The policy for cases without a "policy" field
     #[arg(long, value_name = "NAME", default_value = "default")]
-    pub policy: String,
+    pub(crate) policy: String,
     /// Trim each plan before answering: "prefix" cuts it to its first prefix_len keys, as the controller does
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = Trim::None)]
-    pub trim: Trim,
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = TrimArg::None)]
+    pub(crate) trim: TrimArg,
     /// Refuse a case whose lookup bitmaps would take more than this many MiB in all
     #[arg(long, value_name = "MIB", default_value_t = CaseLimits::DEFAULT_MAX_LOOKUP_BYTES >> 20)]
-    pub max_lookup_mib: usize,
+    pub(crate) max_lookup_mib: usize,
     /// The file of cases; standard input when absent or "-"
     #[arg(value_name = "FILE")]
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
 }
 
 /// The options of `hit`.
 #[derive(Debug, Args)]
-pub struct HitArgs {
+pub(crate) struct HitArgs {
     /// Refuse a case whose bitmaps would take more than this many MiB in all
     #[arg(long, value_name = "MIB", default_value_t = CaseLimits::DEFAULT_MAX_LOOKUP_BYTES >> 20)]
-    pub max_lookup_mib: usize,
+    pub(crate) max_lookup_mib: usize,
     /// The file of cases; standard input when absent or "-"
     #[arg(value_name = "FILE")]
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
+}
+
+/// `--trim`'s values, as clap parses them: [`Trim`]'s, which implements no
+/// clap trait so that clap stays out of the library's API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TrimArg {
+    /// Answer the policy's plan as it is.
+    None,
+    /// Cut the plan to its loadable prefix (`prefix_len` keys).
+    Prefix,
+}
+
+impl From<TrimArg> for Trim {
+    fn from(arg: TrimArg) -> Trim {
+        match arg {
+            TrimArg::None => Trim::None,
+            TrimArg::Prefix => Trim::Prefix,
+        }
+    }
+}
+
+/// A map_err for reading or writing `context` (the library's own helper is
+/// private to it).
+fn io_error(context: impl Into<String>) -> impl FnOnce(io::Error) -> CliError {
+    let context = context.into();
+    move |source| CliError::Io { context, source }
 }
 
 /// The options of `features`.
 #[derive(Debug, Args)]
-pub struct FeaturesArgs {
+pub(crate) struct FeaturesArgs {
     /// Print one line of JSON instead of text
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// The options of `bench`.
 #[derive(Debug, Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// The small size, in bits (keys): a number, or one with Ki, Mi or Gi
     #[arg(long, value_name = "BITS", default_value = "1Ki", value_parser = parse_bits)]
-    pub small: usize,
+    pub(crate) small: usize,
     /// The large size, in bits (keys)
     #[arg(long, value_name = "BITS", default_value = "32Mi", value_parser = parse_bits)]
-    pub large: usize,
+    pub(crate) large: usize,
     /// The number of adapters for first_wins and plan
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub adapters: u16,
+    pub(crate) adapters: u16,
     /// Milliseconds to spend measuring each row
     #[arg(long, value_name = "MS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
-    pub measure_ms: u64,
+    pub(crate) measure_ms: u64,
     /// Print one line of JSON instead of the table
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// How a full tier picks what to evict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum EvictionArg {
+pub(crate) enum EvictionArg {
     /// Least recently used
     Lru,
     /// First in, first out (a touch of a held key changes nothing)
@@ -210,13 +236,13 @@ impl From<EvictionArg> for Eviction {
 
 /// The options of `replay`.
 #[derive(Debug, Args)]
-pub struct ReplayArgs {
+pub(crate) struct ReplayArgs {
     /// The trace (NDJSON); "-" for standard input
     #[arg(value_name = "TRACE")]
-    pub trace: PathBuf,
+    pub(crate) trace: PathBuf,
     /// L1's capacity: CAP, or CAP,CAP,... for a sweep
     #[arg(long, value_name = "CAP")]
-    pub l1: TierSpec,
+    pub(crate) l1: TierSpec,
     /// The L2 adapters, in order: each a capacity or a sweep of them, with
     /// an optional weight and bandwidth (the help text has the syntax).
     #[arg(
@@ -224,40 +250,40 @@ pub struct ReplayArgs {
         value_name = "CAP",
         help = "An L2 adapter: CAP[,CAP...][:weight=W][:bw=RATE]; repeat for more, in order"
     )]
-    pub l2: Vec<TierSpec>,
+    pub(crate) l2: Vec<TierSpec>,
     /// The prefetch policy: default, balanced, retain, or any registered one
     #[arg(long, value_name = "NAME", default_value = "default")]
-    pub policy: String,
+    pub(crate) policy: String,
     /// How every tier evicts
     #[arg(long, value_enum, default_value_t = EvictionArg::Lru)]
-    pub eviction: EvictionArg,
+    pub(crate) eviction: EvictionArg,
     /// Tokens a block (Mooncake's traces: 512)
     #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
-    pub block_tokens: u64,
+    pub(crate) block_tokens: u64,
     /// Bytes of KV cache a token, for capacities and counts in bytes (131072: an 8B model in fp16)
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
-    pub kv_bytes_per_token: Option<u64>,
+    pub(crate) kv_bytes_per_token: Option<u64>,
     /// Print JSON even on a terminal
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Replay each configuration N times and report the median times
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub bench: Option<u64>,
+    pub(crate) bench: Option<u64>,
     /// Threads for a sweep (default: one per core)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
-    pub threads: Option<u64>,
+    pub(crate) threads: Option<u64>,
     /// Draw hit ratio against the swept tier's capacity (log scale) into this SVG file
     #[arg(long, value_name = "FILE")]
-    pub chart: Option<PathBuf>,
+    pub(crate) chart: Option<PathBuf>,
     /// Hybrid model: the layer groups (with one --windows value, every group has that window)
     #[arg(long, value_name = "G", value_parser = clap::value_parser!(u64).range(1..=4096))]
-    pub groups: Option<u64>,
+    pub(crate) groups: Option<u64>,
     /// Hybrid model: tensor-parallel ranks, each group's cells split across them
     #[arg(long, value_name = "R", value_parser = clap::value_parser!(u64).range(1..=4096))]
-    pub ranks: Option<u64>,
+    pub(crate) ranks: Option<u64>,
     /// Hybrid model: one window per group, comma-separated (<= 0 full attention, >= 1 sliding, 1 Mamba)
     #[arg(long, value_name = "W,...", value_delimiter = ',', allow_hyphen_values = true)]
-    pub windows: Vec<i64>,
+    pub(crate) windows: Vec<i64>,
 }
 
 impl ReplayArgs {
@@ -291,7 +317,7 @@ impl ReplayArgs {
 ///
 /// The [`CliError`] that ended it; [`CliError::exit_code`] is the exit
 /// status.
-pub fn run(cli: Cli) -> Result<(), CliError> {
+pub(crate) fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Plan(args) => plan(args),
         Command::Hit(args) => hit(args),
@@ -317,7 +343,7 @@ fn replay(args: ReplayArgs) -> Result<(), CliError> {
         replay_cmd::run(io::stdin().lock(), &options)
     } else {
         let path = &args.trace;
-        let file = File::open(path).map_err(CliError::io(format!("cannot open {}", path.display())))?;
+        let file = File::open(path).map_err(io_error(format!("cannot open {}", path.display())))?;
         replay_cmd::run(BufReader::with_capacity(1 << 16, file), &options)
     }?;
     if let Some(path) = &args.chart {
@@ -326,7 +352,7 @@ fn replay(args: ReplayArgs) -> Result<(), CliError> {
     let mut out = io::stdout().lock();
     let table = !args.json && io::stdout().is_terminal();
     let written = if table { outcome.write_table(&mut out) } else { outcome.write_json(&mut out) };
-    written.and_then(|()| out.flush()).map_err(CliError::io("writing the report"))
+    written.and_then(|()| out.flush()).map_err(io_error("writing the report"))
 }
 
 fn plan(args: PlanArgs) -> Result<(), CliError> {
@@ -336,7 +362,7 @@ fn plan(args: PlanArgs) -> Result<(), CliError> {
     let max_lookup_bytes = args.max_lookup_mib.saturating_mul(1 << 20);
     let options = PlanOptions::default()
         .with_policy(args.policy)
-        .with_trim(args.trim)
+        .with_trim(args.trim.into())
         .with_limits(CaseLimits::with_max_lookup_bytes(max_lookup_bytes))
         .with_flush_each_answer(io::stdout().is_terminal());
     let output = io::stdout().lock();
@@ -344,7 +370,7 @@ fn plan(args: PlanArgs) -> Result<(), CliError> {
         None => plan_cmd::run(io::stdin().lock(), output, &options),
         Some(path) if path == Path::new("-") => plan_cmd::run(io::stdin().lock(), output, &options),
         Some(path) => {
-            let file = File::open(path).map_err(CliError::io(format!("cannot open {}", path.display())))?;
+            let file = File::open(path).map_err(io_error(format!("cannot open {}", path.display())))?;
             plan_cmd::run(BufReader::with_capacity(1 << 16, file), output, &options)
         }
     }
@@ -362,7 +388,7 @@ fn hit(args: HitArgs) -> Result<(), CliError> {
         None => hit_cmd::run(io::stdin().lock(), output, &options),
         Some(path) if path == Path::new("-") => hit_cmd::run(io::stdin().lock(), output, &options),
         Some(path) => {
-            let file = File::open(path).map_err(CliError::io(format!("cannot open {}", path.display())))?;
+            let file = File::open(path).map_err(io_error(format!("cannot open {}", path.display())))?;
             hit_cmd::run(BufReader::with_capacity(1 << 16, file), output, &options)
         }
     }
@@ -373,7 +399,7 @@ fn features(args: &FeaturesArgs) -> Result<(), CliError> {
     let (report, kernel_error) = FeatureReport::detect();
     let mut out = io::stdout().lock();
     let written = if args.json { report.write_json(&mut out) } else { report.write_text(&mut out) };
-    written.and_then(|()| out.flush()).map_err(CliError::io("writing the report"))?;
+    written.and_then(|()| out.flush()).map_err(io_error("writing the report"))?;
     kernel_error.map_or(Ok(()), |error| Err(error.into()))
 }
 
@@ -386,7 +412,7 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
     let report = bench_cmd::run(&options)?;
     let mut out = io::stdout().lock();
     let written = if args.json { report.write_json(&mut out) } else { report.write_table(&mut out) };
-    written.and_then(|()| out.flush()).map_err(CliError::io("writing the report"))
+    written.and_then(|()| out.flush()).map_err(io_error("writing the report"))
 }
 
 #[cfg(test)]
@@ -406,7 +432,7 @@ mod tests {
         let Command::Plan(args) = cli.command else { panic!("not plan") };
         assert_eq!(
             (args.policy.as_str(), args.trim, args.max_lookup_mib, args.file),
-            ("default", Trim::None, 1024, None)
+            ("default", TrimArg::None, 1024, None)
         );
         let cli = Cli::try_parse_from(["prefetch-plan", "bench"]).unwrap();
         let Command::Bench(args) = cli.command else { panic!("not bench") };

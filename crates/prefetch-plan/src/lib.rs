@@ -53,11 +53,15 @@
 
 #![forbid(unsafe_code)]
 
+// The crates whose types this API takes and returns, so that a user names
+// the very versions it was built with.
+pub use bitmap_core;
+pub use prefetch_policy;
+
 pub mod answer;
 pub mod bench_cmd;
 pub mod case;
 pub mod chart;
-pub mod cli;
 pub mod error;
 pub mod features;
 pub mod grid_case;

@@ -6,8 +6,12 @@
 
 use std::process::ExitCode;
 
+use crate::cli::Cli;
 use clap::Parser;
-use prefetch_plan::cli::{self, Cli};
+
+// The command line lives in the binary, not the library: its types derive
+// clap's traits, which would put clap's types in the library's public API.
+mod cli;
 
 fn main() -> ExitCode {
     match cli::run(Cli::parse()) {

@@ -769,3 +769,28 @@ fn bad_grid_cases_stop_the_run_with_their_line() {
         assert_eq!(run.stderr, format!("prefetch-plan: {message}\n"), "{bad}");
     }
 }
+
+/// `[workspace.package] version` of the root Cargo.toml: the one place the
+/// version is written (the crates and the Python package inherit it).
+fn workspace_version() -> String {
+    let manifest = std::fs::read_to_string(workspace_root().join("Cargo.toml")).expect("the workspace Cargo.toml");
+    let section = manifest.split("[workspace.package]").nth(1).expect("a [workspace.package] section");
+    let line = section.lines().find(|line| line.starts_with("version = ")).expect("a version in [workspace.package]");
+    line.trim_start_matches("version = ").trim_matches('"').to_owned()
+}
+
+#[test]
+fn version_is_the_workspace_version() {
+    let version = workspace_version();
+    let run = run(command().arg("--version"));
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout, format!("prefetch-plan {version}\n"));
+    // Cargo needs a version beside each path dependency to publish, and it
+    // cannot inherit one: those requirements must name this version.
+    let manifest = std::fs::read_to_string(workspace_root().join("Cargo.toml")).unwrap();
+    let internal: Vec<&str> = manifest.lines().filter(|line| line.contains("path = \"crates/")).collect();
+    assert_eq!(internal.len(), 3, "{internal:?}");
+    for line in internal {
+        assert!(line.contains(&format!("version = \"{version}\"")), "{line} does not require version {version}");
+    }
+}

@@ -152,6 +152,10 @@ pub mod reference;
 mod registry;
 mod validate;
 
+// The bitmap crate whose `Bitmap` this API takes and returns, so that a user
+// names the very version it was built with.
+pub use bitmap_core;
+
 pub use adapter::{AdapterDescriptor, AdapterWeight};
 pub use adapter_map::{Entries, IntoEntries};
 pub use balanced::{BalancedPolicy, MAX_DENSE_PARTICIPANTS, plan_balanced_into};
@@ -184,6 +188,12 @@ pub use validate::PlanContract;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
+
+/// This crate's README (what crates.io shows), compiled and run as a
+/// doctest for the same reason.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;
 
 /// docs/ARCHITECTURE.md's example of the hybrid API ("Using the hybrid
 /// API"), compiled and run as a doctest for the same reason.

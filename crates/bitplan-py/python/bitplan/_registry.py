@@ -8,9 +8,12 @@ register its own ``PrefetchPolicy`` subclass beside the built-ins.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from typing import Generic, TypeVar
+# No `import threading` or `typing` at run time: with what they pull in
+# (collections, functools, re, enum, warnings) they were most of `import
+# bitplan`'s time (docs/PERFORMANCE.md, "Shipping"). The lock is
+# threading.Lock's own type, from _thread; the type parameter is for type
+# checkers, which take the TYPE_CHECKING branch (by that name).
+from _thread import allocate_lock
 
 from bitplan._native import (
     BalancedPrefetchPolicy,
@@ -19,16 +22,32 @@ from bitplan._native import (
     RetainPrefetchPolicy,
 )
 
-_P = TypeVar("_P")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Generic, TypeVar
+
+    _P = TypeVar("_P")
+
+    class _Generic(Generic[_P]):
+        pass
+
+else:
+    _P = None
+
+    class _Generic:
+        # `PolicyRegistry[X]` is PolicyRegistry itself at run time.
+        def __class_getitem__(cls, item):
+            return cls
 
 
-class PolicyRegistry(Generic[_P]):
+class PolicyRegistry(_Generic[_P]):
     """Name -> policy class (or any callable that makes a policy)."""
 
     def __init__(self) -> None:
         # Registration is rare and lookups are dict reads; the lock keeps
         # check-then-insert atomic for threads that register at once.
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._classes: dict[str, Callable[[], _P]] = {}
 
     def register(self, name: str, policy_cls: Callable[[], _P]) -> None:
