@@ -56,6 +56,7 @@
 // The crates whose types this API takes and returns, so that a user names
 // the very versions it was built with.
 pub use bitmap_core;
+pub use kv_replay;
 pub use prefetch_policy;
 
 pub mod answer;

@@ -49,6 +49,10 @@ pub mod synthetic;
 mod tier;
 mod trace;
 
+// The crates whose types this API names, for users to name them too.
+pub use bitmap_core;
+pub use prefetch_policy;
+
 pub use error::{ReplayError, SpecError, TraceError, TraceErrorKind};
 pub use planner::Planner;
 pub use replayer::{AdapterConfig, ReplayConfig, Replayer};
@@ -56,3 +60,9 @@ pub use report::{HitRatios, Percentiles, Report, TierReport};
 pub use spec::{Capacity, TierSpec};
 pub use tier::{Eviction, Tier};
 pub use trace::{Request, Trace, TraceOptions};
+
+/// This crate's README (what crates.io shows), compiled and run as a
+/// doctest so that its example cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;

@@ -56,6 +56,21 @@ Differences that remain, on purpose:
   descriptor (LMCache counts their cells as found without planning them).
 """
 
-from bitplan.lmcache import bitmap_ops, grids, native, prefetch_policy
+import importlib
+
+from bitplan.lmcache import bitmap_ops, grids, native
 
 __all__ = ["bitmap_ops", "grids", "native", "prefetch_policy"]
+
+
+def __getattr__(name: str):  # noqa: ANN202 - PEP 562
+    # ``prefetch_policy`` is imported on first use: it defines LMCache's
+    # dataclasses and logs through ``logging``, and importing those two was
+    # most of ``import bitplan.lmcache`` (issue #21: under 30 ms).
+    if name == "prefetch_policy":
+        return importlib.import_module("bitplan.lmcache.prefetch_policy")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
