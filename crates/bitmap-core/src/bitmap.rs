@@ -5,7 +5,7 @@
 use core::ops::{Bound, RangeBounds};
 
 use crate::error::{BitmapError, index_out_of_range};
-use crate::kernel;
+use crate::kernel::{self, count};
 use crate::storage::Words;
 
 /// Bits per storage word.
@@ -81,13 +81,6 @@ fn edges(start: usize, end: usize) -> (usize, u64, usize, u64) {
     let first_mask = u64::MAX << (start % WORD_BITS);
     let last_mask = u64::MAX >> (WORD_BITS - 1 - (end - 1) % WORD_BITS);
     (first, first_mask, last, last_mask)
-}
-
-/// Converts a bit count from a kernel. A count never exceeds the bitmap's
-/// length, which is a `usize`, so the conversion is lossless.
-#[inline]
-pub(crate) fn count(n: u64) -> usize {
-    n as usize
 }
 
 /// # Construction

@@ -4,9 +4,9 @@
 use core::fmt;
 use core::iter::FusedIterator;
 
-use crate::bitmap::{Bitmap, WORD_BITS, count};
+use crate::bitmap::{Bitmap, WORD_BITS};
 use crate::error::{BitmapError, length_mismatch};
-use crate::kernel;
+use crate::kernel::{self, count};
 
 /// # Iteration
 impl Bitmap {

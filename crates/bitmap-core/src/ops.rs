@@ -13,9 +13,9 @@
 
 use core::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, Not, Sub, SubAssign};
 
-use crate::bitmap::{Bitmap, count};
+use crate::bitmap::Bitmap;
 use crate::error::{BitmapError, length_mismatch};
-use crate::kernel::{self, Combine};
+use crate::kernel::{self, Combine, count};
 use crate::storage::Words;
 
 impl Bitmap {

@@ -10,7 +10,7 @@
 //! [`class_counts`]: super::class_counts
 //! [`split_by_tables`]: super::split_by_tables
 
-use super::check_one_len;
+use super::checks::check_one_len;
 
 /// The most inputs [`class_counts`](super::class_counts) and
 /// [`split_by_tables`](super::split_by_tables) take: 16 classes, and a

@@ -5,6 +5,8 @@
 //! The reference here is written independently of `scalar.rs` (bit by bit
 //! where that is the obvious definition), so the scalar kernel is tested too.
 
+use core::mem::MaybeUninit;
+
 use super::*;
 
 /// Lengths in words: every length through three 16-vector AVX2 blocks
