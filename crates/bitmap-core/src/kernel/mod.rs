@@ -68,6 +68,7 @@
 //! ```
 
 mod bits;
+mod bits_best;
 mod checks;
 mod classes;
 mod dispatch;

@@ -218,22 +218,22 @@ macro_rules! simd_kernel_table {
 
         $(#[target_feature(enable = $feature)])?
         unsafe fn gather_and(src: &[u64], stride: usize, offset: usize, width: usize, dst: &mut [u64]) {
-            $crate::kernel::bits::gather_and_best(src, stride, offset, width, dst)
+            $crate::kernel::bits_best::gather_and_best(src, stride, offset, width, dst)
         }
 
         $(#[target_feature(enable = $feature)])?
         unsafe fn scatter_or(src: &[u64], stride: usize, offset: usize, dst: &mut [u64]) {
-            $crate::kernel::bits::scatter_or_best(src, stride, offset, dst)
+            $crate::kernel::bits_best::scatter_or_best(src, stride, offset, dst)
         }
 
         $(#[target_feature(enable = $feature)])?
         unsafe fn deposit(src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
-            $crate::kernel::bits::deposit_best(src, src_start, mask, dst)
+            $crate::kernel::bits_best::deposit_best(src, src_start, mask, dst)
         }
 
         $(#[target_feature(enable = $feature)])?
         unsafe fn extract(src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize {
-            $crate::kernel::bits::extract_best(src, mask, dst, dst_start)
+            $crate::kernel::bits_best::extract_best(src, mask, dst, dst_start)
         }
 
         $(#[target_feature(enable = $feature)])?
@@ -253,12 +253,12 @@ macro_rules! simd_kernel_table {
 
         $(#[target_feature(enable = $feature)])?
         unsafe fn split_rows(src: &[u64], rows: &mut [&mut [u64]]) {
-            $crate::kernel::bits::split_rows_best(src, rows)
+            $crate::kernel::bits_best::split_rows_best(src, rows)
         }
 
         $(#[target_feature(enable = $feature)])?
         unsafe fn join_rows(rows: &[&[u64]], dst: &mut [u64]) {
-            $crate::kernel::bits::join_rows_best(rows, dst)
+            $crate::kernel::bits_best::join_rows_best(rows, dst)
         }
     };
 }
