@@ -30,10 +30,10 @@ pub(crate) fn join_rows_best(rows: &[&[u64]], dst: &mut [u64]) {
 pub(crate) fn gather_and_best(src: &[u64], stride: usize, offset: usize, width: usize, dst: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     let (src, offset, dst) =
-        if stride == 8 && width == 8 && offset.is_multiple_of(64) && super::x86_64::avx2::is_available() {
+        if stride == 8 && width == 8 && offset.is_multiple_of(64) && super::x86_64::avx2_bits::is_available() {
             let src = &src[(offset / 64).min(src.len())..];
             // SAFETY: `is_available` checked that the CPU has AVX2.
-            let done = unsafe { super::x86_64::avx2::and_bytes(src, dst) };
+            let done = unsafe { super::x86_64::avx2_bits::and_bytes(src, dst) };
             (&src[done * 8..], 0, &mut dst[done..])
         } else {
             (src, offset, dst)
@@ -63,7 +63,7 @@ pub(crate) fn scatter_or_best(src: &[u64], stride: usize, offset: usize, dst: &m
 pub(crate) fn deposit_best(src: &[u64], src_start: usize, mask: &[u64], dst: &mut [u64]) -> usize {
     #[cfg(target_arch = "x86_64")]
     if super::x86_64::bmi2::is_fast() {
-        if super::x86_64::avx2::is_available() {
+        if super::x86_64::avx2_bits::is_available() {
             // SAFETY: `is_fast` checked BMI2 and popcnt, `is_available` AVX2.
             return unsafe { super::x86_64::bmi2::deposit_avx2(src, src_start, mask, dst) };
         }
@@ -79,7 +79,7 @@ pub(crate) fn deposit_best(src: &[u64], src_start: usize, mask: &[u64], dst: &mu
 pub(crate) fn extract_best(src: &[u64], mask: &[u64], dst: &mut [u64], dst_start: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
     if super::x86_64::bmi2::is_fast() {
-        if super::x86_64::avx2::is_available() {
+        if super::x86_64::avx2_bits::is_available() {
             // SAFETY: `is_fast` checked BMI2 and popcnt, `is_available` AVX2.
             return unsafe { super::x86_64::bmi2::extract_avx2(src, mask, dst, dst_start) };
         }

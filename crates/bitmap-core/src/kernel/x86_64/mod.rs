@@ -3,6 +3,7 @@
 //! operations its instructions do differently (`avx512`).
 
 pub(crate) mod avx2;
+pub(crate) mod avx2_bits;
 pub(crate) mod avx512;
 pub(crate) mod bmi2;
 pub(crate) mod gfni;
