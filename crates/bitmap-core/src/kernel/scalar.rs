@@ -207,7 +207,7 @@ pub(crate) fn position_not_all_ones(words: &[u64]) -> Option<usize> {
     words.iter().position(|&w| w != u64::MAX)
 }
 
-// The bit moves: the word-level loops of `bits.rs` with the bit-trick
+// The bit moves: the word-level loops of `bits/` with the bit-trick
 // compress and expand (no SIMD, no BMI2). `tests.rs` checks every kernel,
 // this one included, against bit-by-bit references.
 
