@@ -7,9 +7,9 @@
 //! Above both the generic loops (`bits/`) and the BMI2 forms, which use the
 //! loops: the loops know nothing of the CPU.
 
-#[cfg(doc)]
-use super::bits::BitMoves;
 use super::bits::{self, Soft};
+#[cfg(doc)]
+use super::bits::{BitMoves, deposit, extract, gather_and, scatter_or};
 
 /// The row split with the fastest [`BitMoves`] of this CPU.
 #[inline(always)]

@@ -19,7 +19,7 @@ macro_rules! kernel_fns {
         $(first: $first:block;)?
     )*) => {
         /// One kernel's implementation of every operation. Its functions may
-        /// require CPU features: only [`KernelKind::table`] hands one out,
+        /// require CPU features: only [`KernelKind::table`](super::KernelKind::table) hands one out,
         /// after checking them.
         pub(crate) struct KernelFns {
             $(pub(crate) $name: unsafe fn($($ty),*) $(-> $ret)?,)*

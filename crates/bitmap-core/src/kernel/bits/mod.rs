@@ -30,7 +30,11 @@ mod words;
 
 pub(crate) use and_shifted::and_shifted;
 pub(crate) use deposit::{deposit, extract};
-pub(crate) use moves::{BitMoves, Soft};
+// The trait is named outside `bits/` only by the BMI2 form (x86-64), the
+// tests and the docs.
+#[cfg(any(target_arch = "x86_64", test, doc))]
+pub(crate) use moves::BitMoves;
+pub(crate) use moves::Soft;
 pub(crate) use periodic::fill_periodic;
 pub(crate) use rows::{join_rows, join_rows_with, split_rows, split_rows_with, transpose64};
 pub(crate) use strided::{gather_and, scatter_or};
