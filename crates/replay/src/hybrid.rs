@@ -7,10 +7,8 @@
 
 use std::time::Instant;
 
-use bitmap_core::Bitmap;
 use prefetch_policy::{
-    FetchingPolicy, FoldWorkspace, Grid, GridMap, GridPlan, GridRequest, HybridError, fold_unfold_grouped_into,
-    plan_grid_into,
+    FetchingPolicy, Grid, GridMap, GridPlan, GridRequest, HybridError, plan_grid_into, unfold_range,
 };
 use serde::Serialize;
 
@@ -380,11 +378,12 @@ impl HybridReplayer {
         for (j, served) in self.served.iter_mut().enumerate() {
             *served += plan.l2().get(j).map_or(0, Grid::popcount) as u64;
         }
-        let retain = &self.state.retain;
+        // Of the hit chunks, row `row` retains `retain_from[row]..hit`.
+        let retain_from = &self.state.retain_from;
         let cell = |i: usize, row: usize| (keys[i] as usize * rows + row) as u32;
         for i in 0..n {
-            for (row, retained) in retain.iter().enumerate() {
-                if i >= hit || retained.test(i) {
+            for (row, &from) in retain_from.iter().enumerate() {
+                if i >= from {
                     self.l1.touch(cell(i, row));
                     totals.cells_touched += 1;
                 } else if self.l1.remove(cell(i, row)) {
@@ -395,11 +394,11 @@ impl HybridReplayer {
         for (j, tier) in self.l2.iter_mut().enumerate() {
             let loads = plan.l2().get(j);
             for i in 0..hit {
-                for (row, retained) in retain.iter().enumerate() {
+                for (row, &from) in retain_from.iter().enumerate() {
                     if loads.is_some_and(|loads| loads.test(row, i)) {
                         tier.touch(cell(i, row));
                         totals.cells_touched += 1;
-                    } else if !retained.test(i) && tier.remove(cell(i, row)) {
+                    } else if i < from && tier.remove(cell(i, row)) {
                         totals.cells_dropped_by_retain += 1;
                     }
                 }
@@ -417,10 +416,9 @@ impl HybridReplayer {
 /// One request's buffers, kept from one request to the next.
 #[derive(Debug, Default)]
 struct State {
-    /// Found cells, one row per (group, rank): L1's or any adapter's.
-    found: Vec<Bitmap>,
-    retain: Vec<Bitmap>,
-    workspace: FoldWorkspace,
+    /// Per row, the first chunk the retain mask keeps: row `r` retains
+    /// chunks `retain_from[r]..hit` (`unfold_range(hit, window)`).
+    retain_from: Vec<usize>,
     /// L1's grid as manager 0, and each adapter's: filled in place, their
     /// buffers reused (`GridMap::insert_zeros`).
     l1_map: GridMap,
@@ -441,24 +439,18 @@ impl State {
         for j in 0..adapters {
             self.l2_map.insert_zeros(j, rows, max_keys).expect(ONE_SHAPE).set_all();
         }
-        self.found.resize_with(rows, Bitmap::default);
-        for row in &mut self.found {
-            row.reset(max_keys);
-        }
-        fold_unfold_grouped_into(&self.found, row_windows, &mut self.workspace, &mut self.retain)?;
+        self.retain_from.reserve(rows);
         let request = GridRequest::new(row_windows, max_keys, &self.l1_map, &self.l2_map, FetchingPolicy::Prefix);
         plan_grid_into(&request, &mut self.plan)
     }
 
-    /// (a) the tiers' grids, (b) the hit by `fold_unfold_grouped` over the
-    /// cells found, (c) the grid plan of the loads.
+    /// (a) the tiers' grids, (c) the grid plan of the loads, and with it
+    /// (b) the hit: the plan folds the union of the tiers' grids (the
+    /// cells found), which is `fold_unfold_grouped` over them; the retain
+    /// mask is its unfold, a range a row.
     fn plan(&mut self, keys: &[u32], row_windows: &[i64], l1: &Tier, l2: &[Tier]) -> Result<usize, HybridError> {
         let (n, rows) = (keys.len(), row_windows.len());
         let cell = |i: usize, row: usize| (keys[i] as usize * rows + row) as u32;
-        self.found.resize_with(rows, Bitmap::default);
-        for row in &mut self.found {
-            row.reset(n);
-        }
         self.l1_map.clear();
         self.l2_map.clear();
         let in_l1 = self.l1_map.insert_zeros(0, rows, n).expect(ONE_SHAPE);
@@ -466,7 +458,6 @@ impl State {
             for row in 0..rows {
                 if l1.contains(cell(i, row)) {
                     in_l1.set(row, i);
-                    self.found[row].set(i);
                 }
             }
         }
@@ -476,15 +467,15 @@ impl State {
                 for row in 0..rows {
                     if !in_l1.test(row, i) && tier.contains(cell(i, row)) {
                         held.set(row, i);
-                        self.found[row].set(i);
                     }
                 }
             }
         }
-        let hit = fold_unfold_grouped_into(&self.found, row_windows, &mut self.workspace, &mut self.retain)?;
         let request = GridRequest::new(row_windows, n, &self.l1_map, &self.l2_map, FetchingPolicy::Prefix);
         plan_grid_into(&request, &mut self.plan)?;
-        debug_assert_eq!(self.plan.hit(), hit);
+        let hit = self.plan.hit();
+        self.retain_from.clear();
+        self.retain_from.extend(row_windows.iter().map(|&window| unfold_range(hit as i64, window).0));
         Ok(hit)
     }
 }
