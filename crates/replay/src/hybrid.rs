@@ -419,6 +419,8 @@ struct State {
     /// Per row, the first chunk the retain mask keeps: row `r` retains
     /// chunks `retain_from[r]..hit` (`unfold_range(hit, window)`).
     retain_from: Vec<usize>,
+    /// Chunk-major, each looked-up cell's first holder (see `plan`).
+    holder: Vec<u32>,
     /// L1's grid as manager 0, and each adapter's: filled in place, their
     /// buffers reused (`GridMap::insert_zeros`).
     l1_map: GridMap,
@@ -440,6 +442,7 @@ impl State {
             self.l2_map.insert_zeros(j, rows, max_keys).expect(ONE_SHAPE).set_all();
         }
         self.retain_from.reserve(rows);
+        self.holder.reserve(rows * max_keys);
         let request = GridRequest::new(row_windows, max_keys, &self.l1_map, &self.l2_map, FetchingPolicy::Prefix);
         plan_grid_into(&request, &mut self.plan)
     }
@@ -448,28 +451,48 @@ impl State {
     /// (b) the hit: the plan folds the union of the tiers' grids (the
     /// cells found), which is `fold_unfold_grouped` over them; the retain
     /// mask is its unfold, a range a row.
+    ///
+    /// A cell goes into the grid of the first tier holding it (L1, then
+    /// the adapters in order), which is the one the plan's first-wins
+    /// split would load it from anyway; and the lookups stop at the first
+    /// chunk that a full-attention row finds in no tier, since the hit
+    /// ends there and the plan loads nothing past it. Both save lookups
+    /// (most of the planner's time) without changing the hit or the loads.
     fn plan(&mut self, keys: &[u32], row_windows: &[i64], l1: &Tier, l2: &[Tier]) -> Result<usize, HybridError> {
         let (n, rows) = (keys.len(), row_windows.len());
-        let cell = |i: usize, row: usize| (keys[i] as usize * rows + row) as u32;
-        self.l1_map.clear();
-        self.l2_map.clear();
-        let in_l1 = self.l1_map.insert_zeros(0, rows, n).expect(ONE_SHAPE);
-        for i in 0..n {
-            for row in 0..rows {
-                if l1.contains(cell(i, row)) {
-                    in_l1.set(row, i);
-                }
+        // (a) chunk by chunk, each cell's first holder: 0 none, 1 L1,
+        // 2 + j adapter j.
+        self.holder.clear();
+        // Room for every cell, though the lookups may stop early: a later
+        // request that goes further must not grow it.
+        self.holder.reserve(rows * n);
+        for &key in keys {
+            let first_cell = key as usize * rows;
+            let mut gap = false;
+            for (row, &window) in row_windows.iter().enumerate() {
+                let cell = (first_cell + row) as u32;
+                let holder = if l1.contains(cell) {
+                    1
+                } else {
+                    l2.iter().position(|tier| tier.contains(cell)).map_or(0, |j| j as u32 + 2)
+                };
+                gap |= holder == 0 && window <= 0;
+                self.holder.push(holder);
+            }
+            if gap {
+                break;
             }
         }
-        for (j, tier) in l2.iter().enumerate() {
-            let held = self.l2_map.insert_zeros(j, rows, n).expect(ONE_SHAPE);
-            for i in 0..n {
-                for row in 0..rows {
-                    if !in_l1.test(row, i) && tier.contains(cell(i, row)) {
-                        held.set(row, i);
-                    }
-                }
+        self.l1_map.clear();
+        self.l2_map.clear();
+        let fill = |grid: &mut Grid, tier: u32| {
+            for (at, _) in self.holder.iter().enumerate().filter(|&(_, &holder)| holder == tier) {
+                grid.set(at % rows, at / rows);
             }
+        };
+        fill(self.l1_map.insert_zeros(0, rows, n).expect(ONE_SHAPE), 1);
+        for j in 0..l2.len() {
+            fill(self.l2_map.insert_zeros(j, rows, n).expect(ONE_SHAPE), j as u32 + 2);
         }
         let request = GridRequest::new(row_windows, n, &self.l1_map, &self.l2_map, FetchingPolicy::Prefix);
         plan_grid_into(&request, &mut self.plan)?;
