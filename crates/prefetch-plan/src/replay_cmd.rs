@@ -1,7 +1,8 @@
 //! `prefetch-plan replay`: a request trace through L1 and L2 adapters, with
 //! the controller's plan on every request ([`kv_replay`]), reported as
 //! JSON or a short table; several capacities make a sweep, replayed in
-//! parallel, one row each; `--bench` times the replay itself.
+//! parallel, one row each; `--bench` times the replay itself, flat or
+//! hybrid (`--groups`, `--ranks`, `--windows`).
 //!
 //! The trace is parsed whole before anything is replayed: a bad line stops
 //! the command with its line and field and exit status 2, and nothing is
@@ -22,7 +23,7 @@ use std::io::{self, BufRead, Write};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use kv_replay::hybrid::{CellModel, HybridReport, replay_hybrid};
+use kv_replay::hybrid::{CellModel, HybridReplayer, HybridReport};
 use kv_replay::{AdapterConfig, Eviction, ReplayConfig, Replayer, Report, TierSpec, Trace, TraceOptions, sweep};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -130,7 +131,12 @@ pub struct BenchRow {
     pub replay_seconds: f64,
     /// Block references over that time.
     pub block_refs_per_second: f64,
-    /// The median over runs of the planner's median time per request.
+    /// With a cell model, cell references over that time: block references
+    /// × cells a chunk (absent from the JSON of a flat replay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell_refs_per_second: Option<f64>,
+    /// The median over runs of the planner's median time per request (a
+    /// hybrid replay's includes the tiers' lookups, see `docs/REPLAY.md`).
     pub planner_ns_p50: u64,
 }
 
@@ -148,6 +154,10 @@ pub struct BenchSummary {
     /// The median cost of the `Instant::now` pair around each request's
     /// planner, which `planner_ns_p50` includes.
     pub timer_ns: u64,
+    /// With a cell model, its cells a chunk (absent from the JSON of a flat
+    /// replay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cells_per_chunk: Option<usize>,
     /// One row per configuration.
     pub rows: Vec<BenchRow>,
 }
@@ -189,9 +199,6 @@ pub fn run(input: impl BufRead, options: &ReplayOptions) -> Result<ReplayOutcome
     }
     let trace = trace?;
     let parse_seconds = parse_start.elapsed().as_secs_f64();
-    if let Some(model) = &options.cells {
-        return replay_cells(&trace, &configs, model, options.threads);
-    }
     let runs = options.bench_runs.unwrap_or(1).max(1);
     let bar = options.progress.then(|| {
         let total = (trace.len() * configs.len() * runs) as u64;
@@ -204,55 +211,97 @@ pub fn run(input: impl BufRead, options: &ReplayOptions) -> Result<ReplayOutcome
             bar.inc(requests as u64);
         }
     };
-
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads.unwrap_or(0))
         .build()
         .map_err(|error| CliError::BadOption { option: "--threads", message: error.to_string() })?;
-    let replay_all =
-        || pool.install(|| sweep::replay_all_with_progress(&trace, &configs, progress)).map_err(CliError::Replay);
-    let finish = |bar: Option<ProgressBar>| {
-        if let Some(bar) = bar {
-            bar.finish_and_clear();
+    let bench = Bench { runs: options.bench_runs, trace: &trace, configs: &configs, parse_seconds, pool: &pool };
+    let outcome = match &options.cells {
+        None => {
+            let replay_all = || {
+                pool.install(|| sweep::replay_all_with_progress(&trace, &configs, progress)).map_err(CliError::Replay)
+            };
+            let timing = |report: &Report| (report.replay_seconds, report.planner_ns.p50);
+            bench.run(None, replay_all, timing).map(|(reports, bench)| ReplayOutcome {
+                reports,
+                hybrid: Vec::new(),
+                bench,
+            })
+        }
+        Some(model) => {
+            // Capacities in blocks become cells (a block's worth each).
+            let cell_configs: Vec<ReplayConfig> = configs.iter().map(|config| model.in_cells(config)).collect();
+            let replay_all = || pool.install(|| replay_cells(&trace, &cell_configs, model, progress));
+            let timing = |report: &HybridReport| (report.replay_seconds, report.planner_ns.p50);
+            bench.run(Some(model.rows()), replay_all, timing).map(|(hybrid, bench)| ReplayOutcome {
+                reports: Vec::new(),
+                hybrid,
+                bench,
+            })
         }
     };
-    if options.bench_runs.is_none() {
-        let reports = replay_all();
-        finish(bar);
-        return Ok(ReplayOutcome { reports: reports?, hybrid: Vec::new(), bench: None });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
-    let mut sweeps = Vec::with_capacity(runs);
-    let mut all_runs = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let start = Instant::now();
-        all_runs.push(replay_all()?);
-        sweeps.push(start.elapsed().as_secs_f64());
+    outcome
+}
+
+/// `--bench`, or a single replay without it: what times the replays of a
+/// flat or a hybrid model alike.
+struct Bench<'a> {
+    runs: Option<usize>,
+    trace: &'a Trace,
+    configs: &'a [ReplayConfig],
+    parse_seconds: f64,
+    pool: &'a rayon::ThreadPool,
+}
+
+impl Bench<'_> {
+    /// Runs `replay_all` once (no `--bench`) or once per run, and returns
+    /// the last run's reports with, under `--bench`, the medians of what
+    /// `timing` reads from each report: its replay seconds and planner p50.
+    fn run<R>(
+        &self,
+        cells_per_chunk: Option<usize>,
+        replay_all: impl Fn() -> Result<Vec<R>, CliError>,
+        timing: impl Fn(&R) -> (f64, u64),
+    ) -> Result<(Vec<R>, Option<BenchSummary>), CliError> {
+        let Some(runs) = self.runs else { return Ok((replay_all()?, None)) };
+        let runs = runs.max(1);
+        let mut sweeps = Vec::with_capacity(runs);
+        let mut all_runs = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let start = Instant::now();
+            all_runs.push(replay_all()?);
+            sweeps.push(start.elapsed().as_secs_f64());
+        }
+        let block_refs = self.trace.block_refs() as f64;
+        let rows = (0..self.configs.len())
+            .map(|index| {
+                let replay_seconds = median_f64(all_runs.iter().map(|reports| timing(&reports[index]).0).collect());
+                let mut p50s: Vec<u64> = all_runs.iter().map(|reports| timing(&reports[index]).1).collect();
+                p50s.sort_unstable();
+                BenchRow {
+                    l1_blocks: self.configs[index].l1,
+                    l2_blocks: self.configs[index].adapters.iter().map(|adapter| adapter.capacity).collect(),
+                    replay_seconds,
+                    block_refs_per_second: block_refs / replay_seconds,
+                    cell_refs_per_second: cells_per_chunk.map(|cells| block_refs * cells as f64 / replay_seconds),
+                    planner_ns_p50: p50s[p50s.len() / 2],
+                }
+            })
+            .collect();
+        let bench = BenchSummary {
+            runs,
+            threads: self.pool.current_num_threads(),
+            parse_seconds: self.parse_seconds,
+            sweep_seconds: median_f64(sweeps),
+            timer_ns: timer_overhead_ns(),
+            cells_per_chunk,
+            rows,
+        };
+        Ok((all_runs.pop().unwrap_or_default(), Some(bench)))
     }
-    let rows = (0..configs.len())
-        .map(|index| {
-            let replay_seconds = median_f64(all_runs.iter().map(|reports| reports[index].replay_seconds).collect());
-            let mut p50s: Vec<u64> = all_runs.iter().map(|reports| reports[index].planner_ns.p50).collect();
-            p50s.sort_unstable();
-            BenchRow {
-                l1_blocks: configs[index].l1,
-                l2_blocks: configs[index].adapters.iter().map(|adapter| adapter.capacity).collect(),
-                replay_seconds,
-                block_refs_per_second: trace.block_refs() as f64 / replay_seconds,
-                planner_ns_p50: p50s[p50s.len() / 2],
-            }
-        })
-        .collect();
-    finish(bar);
-    let bench = BenchSummary {
-        runs,
-        threads: pool.current_num_threads(),
-        parse_seconds,
-        sweep_seconds: median_f64(sweeps),
-        timer_ns: timer_overhead_ns(),
-        rows,
-    };
-    let reports = all_runs.pop().unwrap_or_default();
-    Ok(ReplayOutcome { reports, hybrid: Vec::new(), bench: Some(bench) })
 }
 
 /// The median time of an `Instant::now` pair with nothing between, over
@@ -268,23 +317,23 @@ fn timer_overhead_ns() -> u64 {
     samples[samples.len() / 2]
 }
 
-/// The hybrid replay of every configuration, in parallel; capacities in
-/// blocks become cells (a block's `cells_per_chunk` cells each).
+/// The hybrid replay of every configuration (capacities in cells), in
+/// parallel on the current pool, each reserved for the trace; `progress`
+/// as [`sweep::replay_all_with_progress`]'s.
 fn replay_cells(
     trace: &Trace,
     configs: &[ReplayConfig],
     model: &CellModel,
-    threads: Option<usize>,
-) -> Result<ReplayOutcome, CliError> {
-    let configs: Vec<ReplayConfig> = configs.iter().map(|config| model.in_cells(config)).collect();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(|error| CliError::BadOption { option: "--threads", message: error.to_string() })?;
-    let hybrid = pool
-        .install(|| configs.par_iter().map(|config| replay_hybrid(trace, config, model)).collect::<Result<Vec<_>, _>>())
-        .map_err(|error| CliError::BadOption { option: "--windows", message: error.to_string() })?;
-    Ok(ReplayOutcome { reports: Vec::new(), hybrid, bench: None })
+    progress: impl Fn(usize) + Sync,
+) -> Result<Vec<HybridReport>, CliError> {
+    let (distinct, max_keys) = (trace.distinct_keys(), trace.max_keys());
+    configs
+        .par_iter()
+        .map(|config| {
+            HybridReplayer::with_reserve(config, model, distinct, max_keys)?.replay_with_progress(trace, &progress)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| CliError::BadOption { option: "--windows", message: error.to_string() })
 }
 
 fn median_f64(mut values: Vec<f64>) -> f64 {
@@ -443,16 +492,28 @@ fn write_bench_table(out: &mut impl Write, bench: &BenchSummary) -> io::Result<(
         "median of {} runs on {} threads; parse {:.3} s; whole sweep {:.3} s; timer pair {} ns",
         bench.runs, bench.threads, bench.parse_seconds, bench.sweep_seconds, bench.timer_ns
     )?;
-    writeln!(out, "{:>8} {:>12} {:>16} {:>14}", "L1", "replay s", "block refs/s", "planner p50 ns")?;
-    for row in &bench.rows {
+    if let Some(cells) = bench.cells_per_chunk {
+        writeln!(out, "hybrid model: {cells} cells a chunk; L1 in blocks, a block's worth of cells each")?;
         writeln!(
             out,
-            "{:>8} {:>12.4} {:>15.1}M {:>14}",
+            "{:>8} {:>12} {:>16} {:>16} {:>14}",
+            "L1", "replay s", "block refs/s", "cell refs/s", "planner p50 ns"
+        )?;
+    } else {
+        writeln!(out, "{:>8} {:>12} {:>16} {:>14}", "L1", "replay s", "block refs/s", "planner p50 ns")?;
+    }
+    for row in &bench.rows {
+        write!(
+            out,
+            "{:>8} {:>12.4} {:>15.1}M",
             blocks_label(row.l1_blocks),
             row.replay_seconds,
-            row.block_refs_per_second / 1e6,
-            row.planner_ns_p50
+            row.block_refs_per_second / 1e6
         )?;
+        if let Some(cell_refs) = row.cell_refs_per_second {
+            write!(out, " {:>15.1}M", cell_refs / 1e6)?;
+        }
+        writeln!(out, " {:>14}", row.planner_ns_p50)?;
     }
     Ok(())
 }
@@ -510,5 +571,40 @@ mod tests {
         let mut table = Vec::new();
         timed.write_table(&mut table).unwrap();
         assert_eq!(String::from_utf8(table).unwrap().lines().count(), 4);
+        let mut json = Vec::new();
+        timed.write_json(&mut json).unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        // The flat bench's fields, and none of the hybrid ones.
+        assert!(json.get("cells_per_chunk").is_none() && json["rows"][0].get("cell_refs_per_second").is_none());
+    }
+
+    #[test]
+    fn bench_times_a_hybrid_replay() {
+        let trace = "{\"keys\": [1, 2]}\n{\"keys\": [1, 2, 3]}\n{\"keys\": [1, 2, 3]}\n";
+        let mut bench = options("1,10", &["inf"]);
+        bench.cells = Some(CellModel { windows: vec![-1, 4, 1], ranks: 2 });
+        bench.bench_runs = Some(3);
+        let timed = run(trace.as_bytes(), &bench).unwrap();
+        let summary = timed.bench.as_ref().unwrap();
+        assert_eq!((summary.runs, summary.cells_per_chunk, summary.rows.len()), (3, Some(6), 2));
+        let row = &summary.rows[1];
+        // Capacities stay in blocks; cell references are 6 a block reference.
+        assert_eq!((row.l1_blocks, row.l2_blocks.as_slice()), (Some(10), &[None][..]));
+        let cell_refs = row.cell_refs_per_second.unwrap();
+        assert!((cell_refs / row.block_refs_per_second - 6.0).abs() < 1e-9, "{row:?}");
+        assert_eq!(row.block_refs_per_second, 8.0 / row.replay_seconds);
+        // The last run's reports come with the timing.
+        assert_eq!(timed.hybrid.len(), 2);
+        assert_eq!(timed.hybrid[1].hit_blocks, 2 + 3);
+        let mut table = Vec::new();
+        timed.write_table(&mut table).unwrap();
+        let table = String::from_utf8(table).unwrap();
+        assert_eq!(table.lines().count(), 5, "{table}");
+        assert!(table.contains("cell refs/s") && table.contains("6 cells a chunk"), "{table}");
+        let mut json = Vec::new();
+        timed.write_json(&mut json).unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(json["cells_per_chunk"], 6);
+        assert!(json["rows"][0]["cell_refs_per_second"].as_f64().unwrap() > 0.0);
     }
 }

@@ -73,6 +73,24 @@ fn bench_reports_medians() {
 }
 
 #[test]
+fn bench_times_hybrid_models() {
+    let args = ["-", "--l1", "1,10", "--l2", "inf", "--groups", "3", "--ranks", "2", "--windows", "-1,4,1"];
+    let rows = json_lines(&replay(&[&args[..], &["--bench", "3", "--json"]].concat(), SMALL));
+    assert_eq!((rows.len(), rows[0]["runs"].as_u64(), rows[0]["cells_per_chunk"].as_u64()), (1, Some(3), Some(6)));
+    let timed = rows[0]["rows"].as_array().unwrap();
+    assert_eq!(timed.len(), 2);
+    assert_eq!(timed[1]["l1_blocks"], 10);
+    for row in timed {
+        let (blocks, cells) =
+            (row["block_refs_per_second"].as_f64().unwrap(), row["cell_refs_per_second"].as_f64().unwrap());
+        assert!(blocks > 0.0 && (cells / blocks - 6.0).abs() < 1e-9, "{row}");
+    }
+    // The flat bench's JSON has no hybrid fields.
+    let flat = json_lines(&replay(&["-", "--l1", "10", "--bench", "2", "--json"], SMALL));
+    assert!(flat[0].get("cells_per_chunk").is_none() && flat[0]["rows"][0].get("cell_refs_per_second").is_none());
+}
+
+#[test]
 fn a_file_argument_is_read() {
     let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay-cli-small.jsonl");
     std::fs::write(&path, SMALL).unwrap();
@@ -145,7 +163,9 @@ fn hybrid_models_replay_cells() {
     // --groups with one window repeats it.
     let eight = json_lines(&replay(&["-", "--l1", "inf", "--groups", "8", "--windows", "-1"], SMALL));
     assert_eq!(eight[0]["cells_per_chunk"], 8);
-    for args in [&["--groups", "3", "--windows", "-1,1"][..], &["--ranks", "2"], &["--windows", "-1", "--bench", "2"]] {
+    for args in
+        [&["--groups", "3", "--windows", "-1,1"][..], &["--ranks", "2"], &["--windows", "-1", "--chart", "x.svg"]]
+    {
         let mut argv = vec!["-", "--l1", "10"];
         argv.extend_from_slice(args);
         let run = replay(&argv, SMALL);

@@ -186,7 +186,7 @@ fn controller_decision_and_lookup_refill() {
 }
 
 fn main() {
-    let checks: [(&str, fn()); 10] = [
+    let checks: [(&str, fn()); 11] = [
         ("counter_sees_the_allocating_form", counter_sees_the_allocating_form),
         ("presized_plan_1024_keys_3_adapters", presized_plan_1024_keys_3_adapters),
         ("balanced_1024_keys", balanced_1024_keys),
@@ -197,6 +197,7 @@ fn main() {
         ("no_rayon_below_the_threshold", no_rayon_below_the_threshold),
         ("hybrid_fold_unfold_into_forms", hybrid_fold_unfold_into_forms),
         ("grid_plan_into_a_warmed_plan", grid_plan_into_a_warmed_plan),
+        ("a_fold_warmed_without_gaps", a_fold_warmed_without_gaps),
     ];
     // A failed check panics, which fails the binary with the message.
     for (name, check) in checks {
@@ -278,4 +279,29 @@ fn grid_plan_into_a_warmed_plan() {
     let policy: Box<dyn GridPolicy> = Box::new(RetainGridPolicy::new());
     let ops = heap_operations(100, || policy.plan_load_into(&prefix, &mut plan).unwrap());
     assert_eq!(ops, 0, "through dyn GridPolicy");
+}
+
+/// The fold and the grid plan warmed on rows without gaps, then given a
+/// sliding-window row whose gaps send the run test over the whole row (the
+/// hybrid replay's case: its warm-up cannot know the rows to come):
+/// nothing, the workspace sized for the shape rather than for the rows.
+fn a_fold_warmed_without_gaps() {
+    let (rows, cols) = (2, 300);
+    let windows = [-1, 8];
+    let full = Grid::from_fn(rows, cols, |_, _| true);
+    let gaps = Grid::from_fn(rows, cols, |r, c| r == 0 || c % 9 != 0);
+    let (mut ws, mut retain) = (FoldWorkspace::new(), Grid::empty());
+    full.fold_unfold_grouped_into(&windows, &mut ws, &mut retain).unwrap();
+    let ops =
+        heap_operations(10, || assert_eq!(gaps.fold_unfold_grouped_into(&windows, &mut ws, &mut retain), Ok(297)));
+    assert_eq!(ops, 0, "fold_unfold_grouped_into");
+
+    let empty = GridMap::new();
+    let (held, gappy) = (GridMap::from_entries([(0, full)]).unwrap(), GridMap::from_entries([(0, gaps)]).unwrap());
+    let mut plan = GridPlan::new();
+    plan_grid_into(&GridRequest::new(&windows, cols, &held, &empty, FetchingPolicy::Prefix), &mut plan).unwrap();
+    let request = GridRequest::new(&windows, cols, &gappy, &empty, FetchingPolicy::Prefix);
+    let ops = heap_operations(10, || plan_grid_into(&request, &mut plan).unwrap());
+    // The window row's last gap is chunk 297, after 8 held chunks.
+    assert_eq!((ops, plan.hit()), (0, 297), "plan_grid_into");
 }

@@ -8,6 +8,7 @@
 
 use std::alloc::System;
 
+use kv_replay::hybrid::{CellModel, HybridReplayer};
 use kv_replay::synthetic::{SyntheticOptions, generate};
 use kv_replay::{Eviction, Planner, ReplayConfig, Replayer, Tier};
 use prefetch_policy::{AdapterDescriptor, DefaultPolicy, PrefetchPolicy, create_prefetch_policy};
@@ -72,6 +73,40 @@ fn replay_steps_with_reserved_tiers() {
     assert!(replayer.l1().evictions() > 0, "the test must evict to mean anything");
 }
 
+/// The hybrid replay's steps (the tiers' grids, fold, grid plan, counts,
+/// touches, drops and evictions) under full attention, a window of 4 and
+/// Mamba on 2 ranks, L1 and 2 adapters all bounded: nothing per request,
+/// pre-sized, or once the longest request has been replayed.
+fn hybrid_steps_with_bounded_tiers() {
+    let trace = generate(&SyntheticOptions::default().with_size(3_000, 24).with_seed(7));
+    let model = CellModel { windows: vec![-1, 4, 1], ranks: 2 };
+    let config = model.in_cells(&ReplayConfig::new(Some(2_000), &[Some(5_000), Some(12_000)]));
+    let (distinct, longest) = (trace.distinct_keys(), trace.max_keys());
+    let mut replayer = HybridReplayer::with_reserve(&config, &model, distinct, longest).unwrap();
+    let ops = heap_operations(|| {
+        for request in trace.requests() {
+            replayer.step(request, trace.block_tokens()).unwrap();
+        }
+    });
+    assert_eq!(ops, 0, "pre-sized");
+    let report = replayer.report();
+    let evictions = [report.l1.evictions, report.l2[0].evictions, report.l2[1].evictions];
+    assert!(evictions.iter().all(|&evicted| evicted > 0), "every tier must evict to mean anything: {evictions:?}");
+    assert!(report.cells_dropped_by_retain > 0 && report.hit_blocks > 0, "{report:?}");
+
+    // Tiers reserved, buffers not: the first request (the longest) sizes
+    // them, and nothing follows.
+    let mut replayer = HybridReplayer::with_reserve(&config, &model, distinct, 0).unwrap();
+    let first = trace.requests().max_by_key(|request| request.keys.len()).unwrap();
+    replayer.step(first, trace.block_tokens()).unwrap();
+    let ops = heap_operations(|| {
+        for request in trace.requests() {
+            replayer.step(request, trace.block_tokens()).unwrap();
+        }
+    });
+    assert_eq!(ops, 0, "after the longest request");
+}
+
 /// A full tier under churn (every touch a new key, so every touch evicts),
 /// reserved for the keys it will see: evicting reuses the node, nothing
 /// grows.
@@ -89,5 +124,6 @@ fn main() {
     a_full_tier_under_churn();
     planner_after_the_first_request();
     replay_steps_with_reserved_tiers();
-    println!("no_alloc: 3 checks passed");
+    hybrid_steps_with_bounded_tiers();
+    println!("no_alloc: 4 checks passed");
 }

@@ -125,7 +125,17 @@ impl GridMap {
         Ok(match self.find(index) {
             Ok(at) => Some(core::mem::replace(&mut self.slots[at].1, grid)),
             Err(at) => {
-                self.slots.insert(at, (index, grid));
+                if self.live < self.slots.len() {
+                    // The grid takes a spare's slot (the spare is dropped):
+                    // inserting in front of the spares would keep every
+                    // one, and a map cleared and refilled request after
+                    // request would pile them up, each insert shifting
+                    // them all.
+                    self.slots[self.live] = (index, grid);
+                    self.slots[at..=self.live].rotate_right(1);
+                } else {
+                    self.slots.insert(at, (index, grid));
+                }
                 self.live += 1;
                 None
             }
@@ -416,6 +426,23 @@ mod tests {
         assert_eq!(map.slots.len(), 2);
         map.release_spares();
         assert_eq!(map.slots.len(), 0);
+    }
+
+    #[test]
+    fn inserting_after_clear_does_not_pile_up_spares() {
+        let mut map = GridMap::new();
+        for _ in 0..100 {
+            map.clear();
+            map.insert(2, grid(&["01"])).unwrap();
+            map.insert(0, grid(&["10"])).unwrap();
+            map.insert(1, grid(&["11"])).unwrap();
+        }
+        assert_eq!(map.slots.len(), 3);
+        assert_eq!(format!("{map:?}"), "{0: [10], 1: [11], 2: [01]}");
+        map.remove_empty();
+        map.clear();
+        map.insert(5, grid(&["1"])).unwrap();
+        assert_eq!((map.len(), map.slots.len(), map.get(5)), (1, 3, Some(&grid(&["1"]))));
     }
 
     #[test]

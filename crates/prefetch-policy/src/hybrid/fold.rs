@@ -271,6 +271,13 @@ pub(crate) fn fold_word_rows_into<'r>(
     out: &mut Bitmap,
 ) {
     out.reset(num_chunks);
+    // The run test below copies up to a whole row into `ws.runs`, as far as
+    // the rows' gaps say: room for the whole row now, so that a later call
+    // of this shape allocates nothing whatever its rows hold (a workspace
+    // warmed on rows without gaps would otherwise grow on the first gap).
+    if ws.runs.capacity_bits() < num_chunks {
+        ws.runs = Bitmap::with_capacity_bits(num_chunks);
+    }
     let mut cap = num_chunks;
     for (row, &window) in rows.clone().zip(windows) {
         if sliding(window, num_chunks).is_none() {
