@@ -694,7 +694,9 @@ impl Bitmap {
     /// Whether any bit is set.
     #[inline]
     pub fn any(&self) -> bool {
-        kernel::position_nonzero(&self.words).is_some()
+        // The first word decides most non-empty bitmaps without the
+        // dispatched search's call (a plan asks this of every entry).
+        self.words.first().is_some_and(|&word| word != 0) || kernel::position_nonzero(&self.words).is_some()
     }
 
     /// Whether every bit is set; `true` for an empty bitmap.
