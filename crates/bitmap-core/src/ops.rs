@@ -13,7 +13,7 @@
 
 use core::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, Not, Sub, SubAssign};
 
-use crate::bitmap::Bitmap;
+use crate::bitmap::{Bitmap, words_for};
 use crate::error::{BitmapError, length_mismatch};
 use crate::kernel::{self, Combine, count};
 use crate::storage::Words;
@@ -428,6 +428,7 @@ fn union_words(dst: &mut [u64], sources: &[&Bitmap]) {
     }
 }
 
+#[inline]
 fn check_sources(len: usize, sources: &[&Bitmap]) -> Result<(), BitmapError> {
     match sources.iter().find(|source| source.len != len) {
         Some(source) => Err(BitmapError::LengthMismatch { left: len, right: source.len }),
@@ -546,6 +547,61 @@ impl Bitmap {
                 kernel::first_wins(&inputs, &mut words);
             }
         }
+        Ok(())
+    }
+}
+
+impl Bitmap {
+    /// [`first_wins_split`](Bitmap::first_wins_split) with as many sources
+    /// and outputs as a constant `M`: the same result and errors, for a
+    /// caller that knows the count (a load plan over a handful of
+    /// adapters).
+    ///
+    /// This is the form for small inputs, where the fixed cost is most of
+    /// the time. When every output already has room for the sources'
+    /// length (a reused plan), the kernel writes into the outputs' words in
+    /// place: a length that changed costs the words it changed by, one that
+    /// did not costs nothing. Otherwise (an output must grow) its words are
+    /// written once into new capacity, as with `first_wins_split`.
+    ///
+    /// # Errors
+    ///
+    /// [`BitmapError::LengthMismatch`] if the sources differ in length
+    /// (`left` is the first source's length); the outputs are unchanged.
+    ///
+    /// ```
+    /// use bitmap_core::Bitmap;
+    /// let a: Bitmap = "1100".parse().unwrap();
+    /// let b: Bitmap = "0110".parse().unwrap();
+    /// let [mut to_a, mut to_b] = [Bitmap::with_capacity_bits(64), Bitmap::with_capacity_bits(64)];
+    /// Bitmap::first_wins_split_array(&[&a, &b], [&mut to_a, &mut to_b]).unwrap();
+    /// assert_eq!((to_a.to_string(), to_b.to_string()), ("1100".into(), "0010".into()));
+    /// ```
+    #[inline]
+    pub fn first_wins_split_array<const M: usize>(
+        sources: &[&Bitmap; M],
+        outputs: [&mut Bitmap; M],
+    ) -> Result<(), BitmapError> {
+        let len = sources.first().map_or(0, |source| source.len);
+        check_sources(len, sources)?;
+        let words = words_for(len);
+        if outputs.iter().any(|output| output.words.capacity() < words) {
+            first_wins_split_inline::<M>(len, sources, outputs);
+            return Ok(());
+        }
+        let mut inputs: [&[u64]; M] = [&[]; M];
+        for (input, source) in inputs.iter_mut().zip(sources) {
+            *input = source.as_words();
+        }
+        let mut targets: [&mut [u64]; M] = core::array::from_fn(|_| <&mut [u64]>::default());
+        for (target, output) in targets.iter_mut().zip(outputs) {
+            // The kernel overwrites every word and the sources' tails are
+            // clear, so whatever the words held before does not matter.
+            output.words.resize_zeroed(words);
+            output.len = len;
+            *target = output.words.as_mut_slice();
+        }
+        kernel::first_wins(&inputs, &mut targets);
         Ok(())
     }
 }

@@ -624,7 +624,39 @@ fn first_wins_splits() {
                 check(&fresh[k], expected);
                 check(&reused[k], expected);
             }
+            match n {
+                1 => first_wins_split_array_matches::<1>(&sources, &expected),
+                2 => first_wins_split_array_matches::<2>(&sources, &expected),
+                3 => first_wins_split_array_matches::<3>(&sources, &expected),
+                _ => {}
+            }
         }
+    }
+}
+
+/// `first_wins_split_array` against the first-wins model, into outputs
+/// that all have room (written in place: longer, shorter and full of set
+/// bits, or empty with capacity) and into outputs of which one must grow
+/// (written into new capacity).
+fn first_wins_split_array_matches<const M: usize>(sources: &[&Bitmap], expected: &[Vec<bool>]) {
+    let sources: &[&Bitmap; M] = sources.try_into().expect("M sources");
+    let len = sources[0].len();
+    let with_room = |k: usize| match k % 3 {
+        0 => Bitmap::with_prefix(len + 70, len + 70),
+        1 => {
+            let mut shorter = Bitmap::with_prefix(len + 140, len + 140);
+            shorter.truncate(len / 2);
+            shorter
+        }
+        _ => Bitmap::with_capacity_bits(len),
+    };
+    let mut in_place: [Bitmap; M] = core::array::from_fn(with_room);
+    let mut growing: [Bitmap; M] = core::array::from_fn(|k| if k + 1 == M { Bitmap::default() } else { with_room(k) });
+    Bitmap::first_wins_split_array(sources, in_place.each_mut()).unwrap();
+    Bitmap::first_wins_split_array(sources, growing.each_mut()).unwrap();
+    for (k, expected) in expected.iter().enumerate() {
+        check(&in_place[k], expected);
+        check(&growing[k], expected);
     }
 }
 
@@ -641,6 +673,17 @@ fn first_wins_split_rejects_mismatches() {
     });
     let message = *outcome.unwrap_err().downcast::<String>().unwrap();
     assert!(message.contains("2 sources but 1 outputs"), "{message}");
+}
+
+#[test]
+fn first_wins_split_array_rejects_mismatches() {
+    let (a, b) = (Bitmap::with_prefix(70, 10), Bitmap::new(71));
+    let mut outputs = [Bitmap::with_prefix(5, 5), Bitmap::with_capacity_bits(128)];
+    let [first, second] = &mut outputs;
+    let error = Bitmap::first_wins_split_array(&[&a, &b], [first, second]);
+    assert_eq!(error, Err(BitmapError::LengthMismatch { left: 70, right: 71 }));
+    check(&outputs[0], &[true; 5]);
+    check(&outputs[1], &[]);
 }
 
 #[test]
