@@ -120,13 +120,24 @@ impl AdapterMap {
         self.live = 0;
     }
 
+    /// Keeps the entries with a bit set, in order; the others become spares.
+    #[inline(never)]
+    pub(crate) fn retain_nonempty(&mut self) {
+        self.retain(Bitmap::any);
+    }
+
     /// Keeps the entries whose bitmap satisfies `keep`, in order; the others
     /// become spares.
+    #[inline]
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&Bitmap) -> bool) {
         let mut kept = 0;
         for at in 0..self.live {
             if keep(&self.slots[at].1) {
-                self.slots.swap(kept, at);
+                // Most plans keep every entry: a swap of a slot with itself
+                // still moved its 48 bytes through a temporary.
+                if kept != at {
+                    self.slots.swap(kept, at);
+                }
                 kept += 1;
             }
         }
@@ -153,6 +164,7 @@ impl AdapterMap {
     /// bitmap of **unspecified length and contents**, for a caller that
     /// replaces them whole (as `Bitmap::first_wins_split` does). Reuses
     /// spares; new slots get an empty, unallocated bitmap.
+    #[inline]
     pub(crate) fn prepare_slots(&mut self, adapters: &[usize]) -> &mut [(usize, Bitmap)] {
         self.take_slots(adapters, Bitmap::empty)
     }
@@ -160,6 +172,7 @@ impl AdapterMap {
     /// Makes the entries exactly `adapters` (strictly ascending), with the
     /// bitmaps the slots hold: spares first, then `new()` ones for the slots
     /// the pool lacks.
+    #[inline]
     fn take_slots(&mut self, adapters: &[usize], new: impl FnMut() -> Bitmap) -> &mut [(usize, Bitmap)] {
         debug_assert!(adapters.windows(2).all(|pair| pair[0] < pair[1]));
         let needed = adapters.len();

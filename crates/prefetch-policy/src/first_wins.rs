@@ -134,6 +134,9 @@ pub fn plan_first_wins_into(
     plan: &mut LoadPlan,
 ) -> Result<(), PlanError> {
     plan.reset(num_keys);
+    if parallel_chunk_words(num_keys.div_ceil(64), parallelism).is_none() && plan_in_order(lookup, adapters, plan) {
+        return Ok(());
+    }
     check_lookup_lengths(num_keys, lookup)?;
     // Scratch sized to the adapter count: zeroing 16-slot arrays costs more
     // than a 1,024-key plan's kernel call, and controllers have a handful
@@ -199,6 +202,58 @@ fn plan_with_scratch<'l>(
     }
     plan.remove_empty();
     Ok(())
+}
+
+/// The plan of the common shape, sequentially: `adapters` lists exactly
+/// the lookup's adapters, in ascending index order, 1 to 4 of them (a
+/// controller's handful), and every lookup has `num_keys` bits.
+/// Returns `false`, having done nothing, for any other call, which the
+/// general path plans (and reports errors for).
+///
+/// This is the plan at a request's size, where the fixed cost is the time
+/// (1,024 keys × 3 adapters: 54 ns, 4.8× a copy of the inputs, when it
+/// went through the general path). The lookup's entries are strictly
+/// ascending, so adapters that match them one for one are too, with no
+/// duplicate to look for: no sort and no merge. With the count a constant,
+/// the sources and outputs are arrays of exactly that many, and
+/// [`Bitmap::first_wins_split_array`] writes a reused plan's outputs in
+/// place.
+#[inline]
+fn plan_in_order(lookup: &LookupResults, adapters: &[AdapterDescriptor], plan: &mut LoadPlan) -> bool {
+    match adapters.len() {
+        1 => plan_in_order_exact::<1>(lookup, adapters, plan),
+        2 => plan_in_order_exact::<2>(lookup, adapters, plan),
+        3 => plan_in_order_exact::<3>(lookup, adapters, plan),
+        4 => plan_in_order_exact::<4>(lookup, adapters, plan),
+        _ => false,
+    }
+}
+
+/// [`plan_in_order`] with `M` adapters.
+#[inline]
+fn plan_in_order_exact<const M: usize>(
+    lookup: &LookupResults,
+    adapters: &[AdapterDescriptor],
+    plan: &mut LoadPlan,
+) -> bool {
+    let num_keys = plan.num_keys();
+    let entries = lookup.entries();
+    let (Some(adapters), Ok(entries)) = (adapters.first_chunk::<M>(), <&[_; M]>::try_from(entries)) else {
+        return false;
+    };
+    let (mut sources, mut indices) = ([&NO_LOOKUP; M], [0; M]);
+    for (at, (adapter, (index, held))) in adapters.iter().zip(entries).enumerate() {
+        if adapter.index != *index || held.len() != num_keys {
+            return false;
+        }
+        (sources[at], indices[at]) = (held, *index);
+    }
+    let outputs = plan.map_mut().prepare_slots(&indices);
+    let outputs = outputs.first_chunk_mut::<M>().expect("prepare_slots gives one slot per index");
+    Bitmap::first_wins_split_array(&sources, outputs.each_mut().map(|(_, bitmap)| bitmap))
+        .expect("lookup lengths are checked above");
+    plan.remove_empty();
+    true
 }
 
 /// Keeps the listed adapters (`listed`, ascending) that have a lookup entry
@@ -366,6 +421,44 @@ mod tests {
             let fresh = crate::reference::naive_first_wins_plan(num_keys, &lookup, &listed).unwrap();
             assert_eq!(plan, fresh, "{num_keys} keys, {count} adapters");
         }
+    }
+
+    #[test]
+    fn the_in_order_path_agrees_with_the_general_one() {
+        // One plan reused across sizes (growing, shrinking, within and past
+        // its capacity) and adapter counts 1 to 4: listed in index order the
+        // calls take `plan_in_order`, listed in reverse the general path.
+        // An adapter whose keys are all claimed by earlier ones, and one with
+        // no keys, leave the plan.
+        let (mut in_order, mut reversed) = (LoadPlan::new(0), LoadPlan::new(0));
+        for (num_keys, count) in [(1024, 3), (24, 3), (24, 1), (1100, 4), (64, 2), (0, 2), (700, 4), (5000, 3)] {
+            let mut lookup: LookupResults =
+                (0..count).map(|a| (a, noise(num_keys, (num_keys * 7 + a) as u64))).collect();
+            if count >= 2 {
+                let first = lookup.get(0).cloned().unwrap_or_default();
+                lookup.insert(count - 1, first);
+            }
+            if count >= 3 {
+                lookup.insert(1, Bitmap::new(num_keys));
+            }
+            let listed: Vec<usize> = (0..count).collect();
+            let expected = crate::reference::naive_first_wins_plan(num_keys, &lookup, &adapters(&listed)).unwrap();
+            plan_first_wins_into(num_keys, &lookup, &adapters(&listed), Parallelism::Sequential, &mut in_order)
+                .unwrap();
+            let backwards: Vec<usize> = listed.iter().rev().copied().collect();
+            plan_first_wins_into(num_keys, &lookup, &adapters(&backwards), Parallelism::Sequential, &mut reversed)
+                .unwrap();
+            assert_eq!(in_order, expected, "{num_keys} keys, {count} adapters in order");
+            assert_eq!(reversed, expected, "{num_keys} keys, {count} adapters reversed");
+        }
+        // A lookup that does not match the listing one for one goes the
+        // general way: an adapter without a lookup, and a lookup's bitmap of
+        // the wrong length.
+        let lookup = LookupResults::from([(0, noise(100, 1)), (2, noise(100, 2))]);
+        plan_first_wins_into(100, &lookup, &adapters(&[0, 1, 2]), Parallelism::Sequential, &mut in_order).unwrap();
+        assert_eq!(in_order, crate::reference::naive_first_wins_plan(100, &lookup, &adapters(&[0, 1, 2])).unwrap());
+        let error = plan_first_wins_into(101, &lookup, &adapters(&[0, 2]), Parallelism::Sequential, &mut in_order);
+        assert_eq!(error, Err(PlanError::LookupLengthMismatch { adapter: 0, expected: 101, actual: 100 }));
     }
 
     #[test]
