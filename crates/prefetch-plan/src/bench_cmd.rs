@@ -22,10 +22,13 @@
 //! GB/s counts the bytes of the bitmaps the operation is about, read once:
 //! one bitmap for `popcount` and `or_assign`, one per adapter for
 //! `first_wins` and `plan` (the convention of the criterion benchmarks in
-//! `benches/`). The `copy` beside it copies as many bytes with a plain
-//! loop, the memory system's pace for reading those bytes and writing as
-//! many; `x copy` is the operation's speed over the copy's (above 1: faster
-//! than copying its input).
+//! `benches/`). The `copy` beside it copies the same bitmaps with a plain
+//! loop, each into a buffer of its own (one for `popcount` and
+//! `or_assign`; for `first_wins` and `plan`, each adapter's lookup into an
+//! output, as the plan reads each lookup and writes one bitmap per
+//! adapter): the memory system's pace for reading those bytes and writing
+//! as many. `x copy` is the operation's speed over the copy's (above 1:
+//! faster than copying its inputs).
 //!
 //! This is a sanity check, not a benchmark suite: `cargo bench` in
 //! `benches/` runs the full one, with statistics and the peer crates.
@@ -134,7 +137,11 @@ pub struct BenchRow {
     pub ns_per_call: f64,
     /// `bytes` per nanosecond.
     pub gb_per_s: f64,
-    /// Median time to copy `bytes` bytes.
+    /// The bitmaps the copy baseline copies, each into a buffer of its own:
+    /// 1, or the adapter count for `first_wins` and `plan`.
+    pub copy_buffers: usize,
+    /// Median time to copy the operation's input bitmaps (`bytes` bytes in
+    /// all), each into a buffer of its own.
     pub copy_ns_per_call: f64,
     /// `bytes` per nanosecond, copying.
     pub copy_gb_per_s: f64,
@@ -201,6 +208,7 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, CliError> {
                 "popcount",
                 &data,
                 data.bitmap_bytes(),
+                1,
                 &mut copy_cache,
                 options,
                 &mut popcount,
@@ -214,6 +222,7 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, CliError> {
                 "or_assign",
                 &data,
                 data.bitmap_bytes(),
+                1,
                 &mut copy_cache,
                 options,
                 &mut or_assign,
@@ -225,7 +234,17 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, CliError> {
             let mut first_wins = || kernel.first_wins(black_box(&inputs), black_box(&mut slices));
             progress.step(kernel.name(), "first_wins", bits);
             let bytes = data.all_lookup_bytes();
-            rows.push(row(kernel.name(), "first_wins", &data, bytes, &mut copy_cache, options, &mut first_wins));
+            let adapters = options.adapters;
+            rows.push(row(
+                kernel.name(),
+                "first_wins",
+                &data,
+                bytes,
+                adapters,
+                &mut copy_cache,
+                options,
+                &mut first_wins,
+            ));
         }
         let policy = DefaultPolicy::new();
         let mut plan = LoadPlan::with_capacity(bits, options.adapters);
@@ -239,6 +258,7 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, CliError> {
             "plan",
             &data,
             data.all_lookup_bytes(),
+            options.adapters,
             &mut copy_cache,
             options,
             &mut default_plan,
@@ -248,18 +268,21 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, CliError> {
     Ok(BenchReport { adapters: options.adapters, measure_ms: options.measure.as_millis(), batches: BATCHES, rows })
 }
 
-/// Measures `operation` and the copy of `bytes` bytes.
+/// Measures `operation` and the copy of its `buffers` input bitmaps
+/// (`bytes` bytes in all), each into a buffer of its own.
+#[allow(clippy::too_many_arguments)] // Private: one call per row kind.
 fn row(
     kernel: &'static str,
     operation: &'static str,
     data: &Data,
     bytes: usize,
+    buffers: usize,
     copies: &mut CopyCache,
     options: &BenchOptions,
     run: &mut dyn FnMut(),
 ) -> BenchRow {
     let ns_per_call = measure(options.measure, run);
-    let copy_ns_per_call = copies.measure(bytes, options.measure);
+    let copy_ns_per_call = copies.measure(bytes, buffers, options.measure);
     let per_ns = |ns: f64| if ns > 0.0 { bytes as f64 / ns } else { f64::INFINITY };
     BenchRow {
         kernel,
@@ -268,6 +291,7 @@ fn row(
         bytes,
         ns_per_call,
         gb_per_s: per_ns(ns_per_call),
+        copy_buffers: buffers,
         copy_ns_per_call,
         copy_gb_per_s: per_ns(copy_ns_per_call),
         ratio_to_copy: if ns_per_call > 0.0 { copy_ns_per_call / ns_per_call } else { f64::INFINITY },
@@ -304,24 +328,34 @@ fn time_calls(calls: u64, run: &mut dyn FnMut()) -> Duration {
     start.elapsed()
 }
 
-/// The copy baselines measured so far, by byte count: operations of the
-/// same size share one.
+/// The copy baselines measured so far, by byte and buffer count:
+/// operations of the same shape share one.
 #[derive(Default)]
 struct CopyCache {
-    measured: Vec<(usize, f64)>,
+    measured: Vec<((usize, usize), f64)>,
 }
 
 impl CopyCache {
-    fn measure(&mut self, bytes: usize, target: Duration) -> f64 {
-        if let Some(&(_, ns)) = self.measured.iter().find(|(b, _)| *b == bytes) {
+    /// The median time to copy `buffers` buffers of `bytes / buffers` bytes
+    /// each into as many others: at a request's size the loop per buffer
+    /// is part of the cost, so one copy of all the bytes at once would be a
+    /// baseline no plan over separate bitmaps could reach.
+    fn measure(&mut self, bytes: usize, buffers: usize, target: Duration) -> f64 {
+        let shape = (bytes, buffers.max(1));
+        if let Some(&(_, ns)) = self.measured.iter().find(|(measured, _)| *measured == shape) {
             return ns;
         }
-        let words = bytes.div_ceil(8);
-        let source = random_words(words, 0xC0FF_EE00);
-        let mut destination = vec![0u64; words];
-        copy_words(&mut destination, &source);
-        let ns = measure(target, &mut || copy_words(black_box(&mut destination), black_box(&source)));
-        self.measured.push((bytes, ns));
+        let words = bytes.div_ceil(8).div_ceil(shape.1);
+        let sources: Vec<Vec<u64>> = (0..shape.1).map(|k| random_words(words, 0xC0FF_EE00 + k as u64)).collect();
+        let mut destinations = vec![vec![0u64; words]; shape.1];
+        let mut copy_all = || {
+            for (destination, source) in destinations.iter_mut().zip(&sources) {
+                copy_words(black_box(destination), black_box(source));
+            }
+        };
+        copy_all();
+        let ns = measure(target, &mut copy_all);
+        self.measured.push((shape, ns));
         ns
     }
 }
@@ -513,7 +547,7 @@ impl BenchReport {
             "median of {} batches, about {} ms per measurement; first_wins and plan over {} adapters",
             self.batches, self.measure_ms, self.adapters
         )?;
-        writeln!(out, "GB/s: bytes of the input bitmaps per second; copy: a plain copy of as many bytes")?;
+        writeln!(out, "GB/s: bytes of the input bitmaps per second; copy: a plain copy of each input bitmap")?;
         writeln!(out)?;
         writeln!(
             out,
