@@ -76,8 +76,7 @@ fn fill_tier(
         check(grid.with(py, Grid::shape)?)?;
         let Ok(at) = usize::try_from(*index) else { continue };
         if descs.contains(*index)? {
-            let slot = map.insert_zeros(at, shape.0, shape.1).or_py_err()?;
-            grid.with(py, |grid| slot.copy_from(grid))?;
+            grid.with(py, |grid| map.insert_copy(at, grid).map(drop))?.or_py_err()?;
         }
     }
     Ok(())

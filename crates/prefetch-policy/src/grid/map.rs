@@ -155,6 +155,32 @@ impl GridMap {
         Ok(grid)
     }
 
+    /// Makes the grid of `index` a copy of `grid`, reusing the entry's
+    /// buffer or a spare grid's, and returns it: one pass over the cells,
+    /// where [`insert_zeros`](GridMap::insert_zeros) and a copy would be
+    /// two, and no allocation where [`insert`](GridMap::insert) of a clone
+    /// would make one.
+    ///
+    /// ```
+    /// use prefetch_policy::{Grid, GridMap};
+    /// let mut map = GridMap::new();
+    /// let grid = Grid::from_rows(vec!["110".parse()?, "011".parse()?])?;
+    /// map.insert_copy(2, &grid)?;
+    /// assert_eq!(map.get(2), Some(&grid));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`GridError::ShapeMismatch`] if another entry has another shape; the
+    /// map is unchanged.
+    pub fn insert_copy(&mut self, index: usize, grid: &Grid) -> Result<&mut Grid, GridError> {
+        self.check_shape(index, grid.shape())?;
+        let slot = self.slot(index);
+        slot.copy_from(grid);
+        Ok(slot)
+    }
+
     /// Removes the entry of `index` and returns its grid.
     pub fn remove(&mut self, index: usize) -> Option<Grid> {
         let at = self.find(index).ok()?;
@@ -443,6 +469,28 @@ mod tests {
         map.clear();
         map.insert(5, grid(&["1"])).unwrap();
         assert_eq!((map.len(), map.slots.len(), map.get(5)), (1, 3, Some(&grid(&["1"]))));
+    }
+
+    #[test]
+    fn insert_copy_reuses_slots_and_checks_the_shape() {
+        let mut map = GridMap::new();
+        for _ in 0..10 {
+            map.clear();
+            map.insert_copy(3, &grid(&["011", "100"])).unwrap();
+            map.insert_copy(1, &grid(&["111", "000"])).unwrap();
+        }
+        assert_eq!(map.slots.len(), 2);
+        assert_eq!(format!("{map:?}"), "{1: [111, 000], 3: [011, 100]}");
+        // Replacing an entry, alone of its shape, may change the shape; a
+        // second entry of another shape may not.
+        assert_eq!(
+            map.insert_copy(4, &grid(&["1"])).unwrap_err(),
+            GridError::ShapeMismatch { left: (2, 3), right: (1, 1) }
+        );
+        assert_eq!(map.len(), 2);
+        map.remove(1);
+        map.insert_copy(3, &grid(&["1"])).unwrap();
+        assert_eq!(format!("{map:?}"), "{3: [1]}");
     }
 
     #[test]
