@@ -216,12 +216,11 @@ impl LmGrid {
         }
         let theirs = other.try_borrow()?;
         let mut mine = slf.try_borrow_mut()?;
+        // The shapes first: `own` may copy cells shared with a row view,
+        // wasted when the operation then fails.
+        theirs.with(py, |theirs| mine.with(py, |grid| check_same_size(grid, theirs)))???;
         let grid = mine.own(py)?;
-        theirs.with(py, |theirs| {
-            check_same_size(grid, theirs)?;
-            detach_if_large(py, words_of(grid), || op(grid, theirs));
-            Ok(())
-        })?
+        theirs.with(py, |theirs| detach_if_large(py, words_of(grid), || op(grid, theirs)))
     }
 
     /// A new grid of `rows` × `cols`, `ones` or clear.

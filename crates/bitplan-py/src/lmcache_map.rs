@@ -132,20 +132,14 @@ impl LmMapState {
         Ok(out)
     }
 
-    /// `self + other` (`union`) or `self - other`, as LMCache computes them.
-    fn combined(&self, py: Python<'_>, other: &LmMapState, union: bool) -> PyResult<LmMapState> {
+    /// `self + other` or `self - other`, as LMCache computes them.
+    fn combined(&self, py: Python<'_>, other: &LmMapState, op: MapOp) -> PyResult<LmMapState> {
         self.ensure_compatible(other)?;
         let mut out = self.map_entries(py, |index, mine| {
             let Some(theirs) = other.get(py, index) else { return Ok(Some(mine.clone())) };
-            with_grid(py, &theirs, |theirs| {
-                let mut grid = mine.clone();
-                if union { grid.try_union_with(theirs) } else { grid.try_difference_with(theirs) }
-                    .map(|()| grid)
-                    .map_err(|error| PyValueError::new_err(error.to_string()))
-            })?
-            .map(Some)
+            with_grid(py, &theirs, |theirs| op.apply(mine, theirs))?.map(Some)
         })?;
-        if union {
+        if op == MapOp::Union {
             for (index, theirs) in &other.entries {
                 if self.find(*index).is_none() {
                     let copy = with_grid(py, theirs, Grid::clone)?;
@@ -156,21 +150,14 @@ impl LmMapState {
         Ok(out)
     }
 
-    /// `self += other` (`union`) or `self -= other`: each changed index
-    /// gets a new grid, stored as `ms[i] = …` stores.
-    fn combine_in_place(&mut self, py: Python<'_>, other: &LmMapState, union: bool) -> PyResult<()> {
+    /// `self += other` or `self -= other`: each changed index gets a new
+    /// grid, stored as `ms[i] = …` stores.
+    fn combine_in_place(&mut self, py: Python<'_>, other: &LmMapState, op: MapOp) -> PyResult<()> {
         self.ensure_compatible(other)?;
         for (index, theirs) in &other.entries {
             let updated = match self.get(py, *index) {
-                Some(mine) => with_grid(py, &mine, |mine| {
-                    with_grid(py, theirs, |theirs| {
-                        let mut grid = mine.clone();
-                        if union { grid.try_union_with(theirs) } else { grid.try_difference_with(theirs) }
-                            .map(|()| grid)
-                            .map_err(|error| PyValueError::new_err(error.to_string()))
-                    })
-                })???,
-                None if union => with_grid(py, theirs, Grid::clone)?,
+                Some(mine) => with_grid(py, &mine, |mine| with_grid(py, theirs, |theirs| op.apply(mine, theirs)))???,
+                None if op == MapOp::Union => with_grid(py, theirs, Grid::clone)?,
                 None => continue,
             };
             self.store(py, *index, new_grid(py, updated)?)?;
@@ -193,6 +180,34 @@ impl LmMapState {
             op(&mut out, &other).map_err(|error| PyValueError::new_err(error.to_string()))?;
             Ok(Some(out))
         })
+    }
+}
+
+/// The two operators between maps: LMCache's `+` keeps the indices only
+/// the right side has, `-` does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MapOp {
+    Union,
+    Difference,
+}
+
+impl MapOp {
+    fn symbol(self) -> &'static str {
+        match self {
+            MapOp::Union => "+",
+            MapOp::Difference => "-",
+        }
+    }
+
+    /// `mine OP theirs` as a new grid (`ValueError` on a shape mismatch).
+    fn apply(self, mine: &Grid, theirs: &Grid) -> PyResult<Grid> {
+        let mut grid = mine.clone();
+        match self {
+            MapOp::Union => grid.try_union_with(theirs),
+            MapOp::Difference => grid.try_difference_with(theirs),
+        }
+        .map_err(|error| PyValueError::new_err(error.to_string()))?;
+        Ok(grid)
     }
 }
 
@@ -319,22 +334,22 @@ impl LmMapState {
 
     fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Ok(other) = other.cast::<LmMapState>() else { return Ok(py.NotImplemented()) };
-        let out = self.combined(py, &*other.try_borrow()?, true)?;
+        let out = self.combined(py, &*other.try_borrow()?, MapOp::Union)?;
         Ok(Py::new(py, out)?.into_any())
     }
 
     fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Ok(other) = other.cast::<LmMapState>() else { return Ok(py.NotImplemented()) };
-        let out = self.combined(py, &*other.try_borrow()?, false)?;
+        let out = self.combined(py, &*other.try_borrow()?, MapOp::Difference)?;
         Ok(Py::new(py, out)?.into_any())
     }
 
     fn __iadd__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        LmMapState::in_place(slf, other, "+", true)
+        LmMapState::in_place(slf, other, MapOp::Union)
     }
 
     fn __isub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        LmMapState::in_place(slf, other, "-", false)
+        LmMapState::in_place(slf, other, MapOp::Difference)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -382,19 +397,20 @@ impl LmMapState {
 }
 
 impl LmMapState {
-    fn in_place(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, symbol: &str, union: bool) -> PyResult<()> {
+    fn in_place(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, op: MapOp) -> PyResult<()> {
         let py = slf.py();
         let other = other.cast::<LmMapState>().map_err(|_| {
             PyTypeError::new_err(format!(
-                "unsupported operand type(s) for {symbol}=: 'MapState' and '{}'",
+                "unsupported operand type(s) for {}=: 'MapState' and '{}'",
+                op.symbol(),
                 type_name(other)
             ))
         })?;
         if other.is(slf) {
             let snapshot = slf.try_borrow()?.copy(py)?;
-            return slf.try_borrow_mut()?.combine_in_place(py, &snapshot, union);
+            return slf.try_borrow_mut()?.combine_in_place(py, &snapshot, op);
         }
         let theirs = other.try_borrow()?;
-        slf.try_borrow_mut()?.combine_in_place(py, &theirs, union)
+        slf.try_borrow_mut()?.combine_in_place(py, &theirs, op)
     }
 }
