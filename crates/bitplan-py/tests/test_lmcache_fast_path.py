@@ -15,15 +15,14 @@ of the same; ``MapState.gather_keys``, ``intersect_each``, ``subtract_each``,
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import textwrap
 import threading
 
 import numpy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from _capped import run_capped
 
 from bitplan.lmcache import bitmap_ops
 from bitplan.lmcache.native import Bitmap
@@ -578,39 +577,10 @@ def test_concurrent_grid_operations_are_correct():
 # Impossible shapes: MemoryError before anything is allocated
 # ===========================================================================
 
-CHILD = textwrap.dedent(
-    """
-    import resource, sys
-    from bitplan.lmcache.native import Bitmap
-    from bitplan.lmcache.prefetch_policy import Bitmap2D, MapState
-
-    def peak():
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmPeak:"):
-                    return int(line.split()[1]) * 1024
-
-    def mapped():
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-
-    setup, call = sys.argv[1], sys.argv[2]
-    ns = {}
-    exec(setup, globals(), ns)
-    limit = mapped() + (512 << 20)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    start = peak()
-    try:
-        eval(call, globals(), ns)
-        print("OK")
-    except MemoryError:
-        print("MemoryError", (peak() - start) >> 20)
-    except BaseException as error:
-        print(type(error).__name__, error)
-    """
-)
+PRELUDE = """
+from bitplan.lmcache.native import Bitmap
+from bitplan.lmcache.prefetch_policy import Bitmap2D, MapState
+"""
 
 IMPOSSIBLE_GRIDS = [
     ("", "Bitmap2D.zeros(10**8, 10**8)"),
@@ -625,10 +595,9 @@ IMPOSSIBLE_GRIDS = [
 @pytest.mark.skipif(sys.platform != "linux", reason="uses RLIMIT_AS and /proc/self/status")
 @pytest.mark.parametrize("setup,call", IMPOSSIBLE_GRIDS, ids=[c for _, c in IMPOSSIBLE_GRIDS])
 def test_impossible_grid_shapes_are_memory_errors_before_any_allocation(setup, call):
-    proc = subprocess.run([sys.executable, "-c", CHILD, setup, call], capture_output=True, text=True)
-    assert proc.returncode == 0, f"the interpreter died (return code {proc.returncode}): {proc.stderr[-400:]}"
-    words = proc.stdout.split()
-    assert words[:1] == ["MemoryError"], proc.stdout
+    child = run_capped(PRELUDE, setup, call)
+    assert child.returncode == 0, f"the interpreter died (return code {child.returncode}): {child.stderr}"
+    assert child.outcome == "MemoryError"
     # "before anything is allocated": the address space grew by less than
     # 16 MiB (today's row-by-row zeros maps rows until the 512 MiB cap)
-    assert int(words[1]) < 16, f"{words[1]} MiB mapped before the MemoryError"
+    assert 0 <= child.grown_mib < 16, f"{child.grown_mib} MiB mapped before the MemoryError"

@@ -5,47 +5,24 @@ that an allocation that cannot succeed fails at once and cheaply; the child
 must survive and report MemoryError. (A Rust allocation that fails without
 a fallible path aborts the process: SIGABRT, return code -6.)"""
 
-import subprocess
 import sys
-import textwrap
 
 import pytest
+from _capped import run_capped
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="uses RLIMIT_AS and /proc/self/status")
 
-CHILD = textwrap.dedent(
-    """
-    import resource, sys
-    import numpy
-    import bitplan
-    from bitplan import *
-    from bitplan.lmcache import native as lmnative, bitmap_ops, prefetch_policy as lmpolicy
-
-    def mapped():
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-
-    setup, call = sys.argv[1], sys.argv[2]
-    ns = {}
-    exec(setup, globals(), ns)
-    limit = mapped() + (512 << 20)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    try:
-        eval(call, globals(), ns)
-        print("OK")
-    except MemoryError:
-        print("MemoryError")
-    except BaseException as error:
-        print(type(error).__name__, error)
-    """
-)
+PRELUDE = """
+import numpy
+import bitplan
+from bitplan import *
+from bitplan.lmcache import native as lmnative, bitmap_ops, prefetch_policy as lmpolicy
+"""
 
 
 def outcome(setup, call):
-    proc = subprocess.run([sys.executable, "-c", CHILD, setup, call], capture_output=True, text=True)
-    return proc.returncode, proc.stdout.strip(), proc.stderr[-400:]
+    child = run_capped(PRELUDE, setup, call)
+    return child.returncode, child.outcome, child.stderr
 
 
 IMPOSSIBLE = [
