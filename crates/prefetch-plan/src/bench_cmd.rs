@@ -203,44 +203,23 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, CliError> {
                 black_box(kernel.popcount(black_box(&data.a)));
             };
             progress.step(kernel.name(), "popcount", bits);
-            rows.push(row(
-                kernel.name(),
-                "popcount",
-                &data,
-                data.bitmap_bytes(),
-                1,
-                &mut copy_cache,
-                options,
-                &mut popcount,
-            ));
+            rows.push(row(kernel.name(), "popcount", &data, 1, &mut copy_cache, options, &mut popcount));
 
             let mut dst = data.a.clone();
             let mut or_assign = || kernel.or_assign(black_box(&mut dst), black_box(&data.b));
             progress.step(kernel.name(), "or_assign", bits);
-            rows.push(row(
-                kernel.name(),
-                "or_assign",
-                &data,
-                data.bitmap_bytes(),
-                1,
-                &mut copy_cache,
-                options,
-                &mut or_assign,
-            ));
+            rows.push(row(kernel.name(), "or_assign", &data, 1, &mut copy_cache, options, &mut or_assign));
 
             let inputs: Vec<&[u64]> = data.lookups.iter().map(Vec::as_slice).collect();
             let mut outputs = vec![vec![0u64; data.words()]; options.adapters];
             let mut slices: Vec<&mut [u64]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
             let mut first_wins = || kernel.first_wins(black_box(&inputs), black_box(&mut slices));
             progress.step(kernel.name(), "first_wins", bits);
-            let bytes = data.all_lookup_bytes();
-            let adapters = options.adapters;
             rows.push(row(
                 kernel.name(),
                 "first_wins",
                 &data,
-                bytes,
-                adapters,
+                options.adapters,
                 &mut copy_cache,
                 options,
                 &mut first_wins,
@@ -253,36 +232,26 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, CliError> {
             black_box(planned.is_ok());
         };
         progress.step(active.name(), "plan", bits);
-        rows.push(row(
-            active.name(),
-            "plan",
-            &data,
-            data.all_lookup_bytes(),
-            options.adapters,
-            &mut copy_cache,
-            options,
-            &mut default_plan,
-        ));
+        rows.push(row(active.name(), "plan", &data, options.adapters, &mut copy_cache, options, &mut default_plan));
     }
     progress.finish();
     Ok(BenchReport { adapters: options.adapters, measure_ms: options.measure.as_millis(), batches: BATCHES, rows })
 }
 
-/// Measures `operation` and the copy of its `buffers` input bitmaps
-/// (`bytes` bytes in all), each into a buffer of its own.
-#[allow(clippy::too_many_arguments)] // Private: one call per row kind.
+/// Measures `operation`, which reads `bitmaps` input bitmaps, and the copy
+/// of each of them into a buffer of its own.
 fn row(
     kernel: &'static str,
     operation: &'static str,
     data: &Data,
-    bytes: usize,
-    buffers: usize,
+    bitmaps: usize,
     copies: &mut CopyCache,
     options: &BenchOptions,
     run: &mut dyn FnMut(),
 ) -> BenchRow {
     let ns_per_call = measure(options.measure, run);
-    let copy_ns_per_call = copies.measure(bytes, buffers, options.measure);
+    let bytes = data.bitmap_bytes() * bitmaps;
+    let copy_ns_per_call = copies.measure(bytes, bitmaps, options.measure);
     let per_ns = |ns: f64| if ns > 0.0 { bytes as f64 / ns } else { f64::INFINITY };
     BenchRow {
         kernel,
@@ -291,7 +260,7 @@ fn row(
         bytes,
         ns_per_call,
         gb_per_s: per_ns(ns_per_call),
-        copy_buffers: buffers,
+        copy_buffers: bitmaps,
         copy_ns_per_call,
         copy_gb_per_s: per_ns(copy_ns_per_call),
         ratio_to_copy: if ns_per_call > 0.0 { copy_ns_per_call / ns_per_call } else { f64::INFINITY },
@@ -421,10 +390,6 @@ impl Data {
 
     fn bitmap_bytes(&self) -> usize {
         self.words() * 8
-    }
-
-    fn all_lookup_bytes(&self) -> usize {
-        self.bitmap_bytes() * self.lookups.len()
     }
 
     /// Checks every kernel, and the default plan on the active one, against
