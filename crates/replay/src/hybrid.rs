@@ -273,7 +273,7 @@ impl HybridReplayer {
     pub fn replay_with_progress(
         &mut self,
         trace: &Trace,
-        mut progress: impl FnMut(usize),
+        progress: impl FnMut(usize),
     ) -> Result<HybridReport, HybridError> {
         // The trace's dense keys are below its distinct count: one check
         // for every request, rather than one a request as `step` makes.
@@ -283,15 +283,9 @@ impl HybridReplayer {
         self.planner_ns.reserve(trace.len());
         let block_tokens = trace.block_tokens();
         let start = Instant::now();
-        for (index, request) in trace.requests().enumerate() {
-            self.step_unchecked(request, block_tokens, true)?;
-            if index % 4096 == 4095 {
-                progress(4096);
-            }
-        }
-        if !trace.len().is_multiple_of(4096) {
-            progress(trace.len() % 4096);
-        }
+        trace.try_for_each_with_progress(progress, |_, request| {
+            self.step_unchecked(request, block_tokens, true).map(drop)
+        })?;
         self.elapsed_ns += start.elapsed().as_nanos() as u64;
         Ok(self.report())
     }

@@ -167,23 +167,13 @@ impl Replayer {
     /// # Errors
     ///
     /// As [`replay`](Replayer::replay).
-    pub fn replay_with_progress(
-        &mut self,
-        trace: &Trace,
-        mut progress: impl FnMut(usize),
-    ) -> Result<Report, ReplayError> {
+    pub fn replay_with_progress(&mut self, trace: &Trace, progress: impl FnMut(usize)) -> Result<Report, ReplayError> {
         self.planner_ns.reserve(trace.len());
         self.block_tokens = trace.block_tokens();
         let start = Instant::now();
-        for (index, request) in trace.requests().enumerate() {
-            self.step_timed(request).map_err(|error| ReplayError::Plan { request: index, error })?;
-            if index % 4096 == 4095 {
-                progress(4096);
-            }
-        }
-        if !trace.len().is_multiple_of(4096) {
-            progress(trace.len() % 4096);
-        }
+        trace.try_for_each_with_progress(progress, |index, request| {
+            self.step_timed(request).map_err(|error| ReplayError::Plan { request: index, error })
+        })?;
         self.elapsed_ns += start.elapsed().as_nanos() as u64;
         Ok(self.report())
     }

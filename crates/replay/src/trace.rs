@@ -225,7 +225,32 @@ impl Trace {
     pub fn requests(&self) -> impl ExactSizeIterator<Item = Request<'_>> + '_ {
         (0..self.len()).map(|index| self.request(index))
     }
+
+    /// Calls `step(index, request)` for each request in order, stopping at
+    /// the first error, and `progress(requests)` with the number done since
+    /// its last call every [`PROGRESS_EVERY`] requests and at the end (for
+    /// a progress bar): the loop of both replays.
+    pub(crate) fn try_for_each_with_progress<E>(
+        &self,
+        mut progress: impl FnMut(usize),
+        mut step: impl FnMut(usize, Request<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for (index, request) in self.requests().enumerate() {
+            step(index, request)?;
+            if index % PROGRESS_EVERY == PROGRESS_EVERY - 1 {
+                progress(PROGRESS_EVERY);
+            }
+        }
+        if !self.len().is_multiple_of(PROGRESS_EVERY) {
+            progress(self.len() % PROGRESS_EVERY);
+        }
+        Ok(())
+    }
 }
+
+/// Requests between two progress reports of a replay: often enough for a
+/// bar to move, rarely enough to cost nothing.
+const PROGRESS_EVERY: usize = 4096;
 
 /// What is wrong with a line: the field at fault (when the kind does not
 /// imply it) and the kind.
