@@ -484,6 +484,17 @@ pub(crate) unsafe fn first_wins<V: Vector>(inputs: &[&[u64]], outputs: &mut [&mu
     for (input, output) in inputs.iter().zip(outputs.iter()) {
         n = n.min(input.len()).min(output.len());
     }
+    // SAFETY: every slice holds at least `n` words; the caller guarantees
+    // V's feature.
+    unsafe {
+        match m {
+            1 => return first_wins_fixed::<V, 1>(inputs, outputs, n),
+            2 => return first_wins_fixed::<V, 2>(inputs, outputs, n),
+            3 => return first_wins_fixed::<V, 3>(inputs, outputs, n),
+            4 => return first_wins_fixed::<V, 4>(inputs, outputs, n),
+            _ => {}
+        }
+    }
     let w = V::WORDS;
     let mut i = 0;
     // SAFETY: every slice holds at least `n` words, indices are
@@ -511,6 +522,57 @@ pub(crate) unsafe fn first_wins<V: Vector>(inputs: &[&[u64]], outputs: &mut [&mu
             for a in 0..m {
                 let x = *inputs.get_unchecked(a).as_ptr().add(i);
                 outputs.get_unchecked_mut(a).as_mut_ptr().cast::<u64>().add(i).write(x & !claimed);
+                claimed |= x;
+            }
+            i += 1;
+        }
+    }
+}
+
+/// [`first_wins`] for exactly `M` inputs (the usual 1 to 4 adapters) over
+/// `n` words, each step's loads before its first store. Equal-sized bitmaps
+/// tend to share their offset within a 4 KiB page, and a load that follows
+/// a store at the same page offset waits on it as if they overlapped (4K
+/// aliasing); with one input's stores between the next one's loads, every
+/// input after the first paid that.
+///
+/// # Safety
+/// Every input and output holds at least `n` words; the CPU supports `V`'s
+/// feature.
+#[inline(always)]
+unsafe fn first_wins_fixed<V: Vector, const M: usize>(
+    inputs: &[&[u64]],
+    outputs: &mut [&mut [MaybeUninit<u64>]],
+    n: usize,
+) {
+    let src: [*const u64; M] = core::array::from_fn(|a| inputs[a].as_ptr());
+    let dst: [*mut u64; M] = core::array::from_fn(|a| outputs[a].as_mut_ptr().cast::<u64>());
+    let w = V::WORDS;
+    let mut i = 0;
+    // SAFETY: every pointer has `n` words behind it and the loop
+    // conditions keep every access below `n`; the caller guarantees V's
+    // feature.
+    unsafe {
+        // Two vectors per input per step, as in `first_wins`.
+        while i + 2 * w <= n {
+            let mut x = [[V::zero(); 2]; M];
+            for (x, src) in x.iter_mut().zip(&src) {
+                *x = [V::load(src.add(i)), V::load(src.add(i + w))];
+            }
+            let (mut c0, mut c1) = (V::zero(), V::zero());
+            for (x, dst) in x.iter().zip(&dst) {
+                x[0].and_not(c0).store(dst.add(i));
+                x[1].and_not(c1).store(dst.add(i + w));
+                c0 = c0.or(x[0]);
+                c1 = c1.or(x[1]);
+            }
+            i += 2 * w;
+        }
+        while i < n {
+            let mut claimed = 0;
+            for (src, dst) in src.iter().zip(&dst) {
+                let x = *src.add(i);
+                dst.add(i).write(x & !claimed);
                 claimed |= x;
             }
             i += 1;
