@@ -28,7 +28,7 @@ use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::bits::type_name;
+use crate::bits::{detach_if_large, type_name};
 use crate::lmcache_grid::{LmGrid, gather_flat};
 
 /// LMCache's `MapState` (see the module docs).
@@ -45,6 +45,18 @@ pub(crate) struct LmMapState {
 /// `f` of a stored grid's cells.
 fn with_grid<R>(py: Python<'_>, grid: &Py<LmGrid>, f: impl FnOnce(&Grid) -> R) -> PyResult<R> {
     grid.bind(py).try_borrow()?.with(py, f)
+}
+
+/// `work()` over `grid`'s cells, with the GIL released when they are many
+/// enough (see [`detach_if_large`]): every operation of a map is one such
+/// call per entry, as the grids' own operators are.
+fn over_cells<R: Send>(py: Python<'_>, grid: &Grid, work: impl FnOnce() -> R + Send) -> R {
+    detach_if_large(py, grid.as_words().len(), work)
+}
+
+/// A copy of `grid`'s cells.
+fn copied(py: Python<'_>, grid: &Grid) -> Grid {
+    over_cells(py, grid, || grid.clone())
 }
 
 /// A new Python grid of these cells.
@@ -136,13 +148,13 @@ impl LmMapState {
     fn combined(&self, py: Python<'_>, other: &LmMapState, op: MapOp) -> PyResult<LmMapState> {
         self.ensure_compatible(other)?;
         let mut out = self.map_entries(py, |index, mine| {
-            let Some(theirs) = other.get(py, index) else { return Ok(Some(mine.clone())) };
-            with_grid(py, &theirs, |theirs| op.apply(mine, theirs))?.map(Some)
+            let Some(theirs) = other.get(py, index) else { return Ok(Some(copied(py, mine))) };
+            with_grid(py, &theirs, |theirs| op.apply(py, mine, theirs))?.map(Some)
         })?;
         if op == MapOp::Union {
             for (index, theirs) in &other.entries {
                 if self.find(*index).is_none() {
-                    let copy = with_grid(py, theirs, Grid::clone)?;
+                    let copy = with_grid(py, theirs, |theirs| copied(py, theirs))?;
                     out.store(py, *index, new_grid(py, copy)?)?;
                 }
             }
@@ -156,8 +168,10 @@ impl LmMapState {
         self.ensure_compatible(other)?;
         for (index, theirs) in &other.entries {
             let updated = match self.get(py, *index) {
-                Some(mine) => with_grid(py, &mine, |mine| with_grid(py, theirs, |theirs| op.apply(mine, theirs)))???,
-                None if op == MapOp::Union => with_grid(py, theirs, Grid::clone)?,
+                Some(mine) => {
+                    with_grid(py, &mine, |mine| with_grid(py, theirs, |theirs| op.apply(py, mine, theirs)))???
+                }
+                None if op == MapOp::Union => with_grid(py, theirs, |theirs| copied(py, theirs))?,
                 None => continue,
             };
             self.store(py, *index, new_grid(py, updated)?)?;
@@ -174,11 +188,13 @@ impl LmMapState {
         op: fn(&mut Grid, &Grid) -> Result<(), prefetch_policy::GridError>,
     ) -> PyResult<LmMapState> {
         let other = grid.cast::<LmGrid>().map_err(|_| expected_grid(grid))?;
-        let other = other.try_borrow()?.with(py, Grid::clone)?;
+        let other = other.try_borrow()?.with(py, |other| copied(py, other))?;
         self.map_entries(py, |_, mine| {
-            let mut out = mine.clone();
-            op(&mut out, &other).map_err(|error| PyValueError::new_err(error.to_string()))?;
-            Ok(Some(out))
+            let out = over_cells(py, mine, || {
+                let mut out = mine.clone();
+                op(&mut out, &other).map(|()| out)
+            });
+            Ok(Some(out.map_err(|error| PyValueError::new_err(error.to_string()))?))
         })
     }
 }
@@ -200,14 +216,16 @@ impl MapOp {
     }
 
     /// `mine OP theirs` as a new grid (`ValueError` on a shape mismatch).
-    fn apply(self, mine: &Grid, theirs: &Grid) -> PyResult<Grid> {
-        let mut grid = mine.clone();
-        match self {
-            MapOp::Union => grid.try_union_with(theirs),
-            MapOp::Difference => grid.try_difference_with(theirs),
-        }
-        .map_err(|error| PyValueError::new_err(error.to_string()))?;
-        Ok(grid)
+    fn apply(self, py: Python<'_>, mine: &Grid, theirs: &Grid) -> PyResult<Grid> {
+        over_cells(py, mine, || {
+            let mut grid = mine.clone();
+            match self {
+                MapOp::Union => grid.try_union_with(theirs),
+                MapOp::Difference => grid.try_difference_with(theirs),
+            }
+            .map(|()| grid)
+        })
+        .map_err(|error| PyValueError::new_err(error.to_string()))
     }
 }
 
@@ -313,11 +331,13 @@ impl LmMapState {
         // The first two in one pass into a new grid, the rest in place.
         let mut merged = match &self.entries[..] {
             [] => Grid::zeros(rows, cols),
-            [(_, only)] => with_grid(py, only, Grid::clone)?,
-            [(_, first), (_, second), ..] => with_grid(py, first, |a| with_grid(py, second, |b| a | b))??,
+            [(_, only)] => with_grid(py, only, |only| copied(py, only))?,
+            [(_, first), (_, second), ..] => {
+                with_grid(py, first, |a| with_grid(py, second, |b| over_cells(py, a, || a | b)))??
+            }
         };
         for (_, grid) in self.entries.iter().skip(2) {
-            with_grid(py, grid, |grid| merged.union_with(grid))?;
+            with_grid(py, grid, |grid| over_cells(py, grid, || merged.union_with(grid)))?;
         }
         Ok(LmGrid::from(merged))
     }
@@ -325,7 +345,7 @@ impl LmMapState {
     /// A map of copies of every grid (its layout that of its first entry,
     /// as LMCache's `copy` stores them anew).
     fn copy(&self, py: Python<'_>) -> PyResult<LmMapState> {
-        self.map_entries(py, |_, grid| Ok(Some(grid.clone())))
+        self.map_entries(py, |_, grid| Ok(Some(copied(py, grid))))
     }
 
     fn __copy__(&self, py: Python<'_>) -> PyResult<LmMapState> {
@@ -392,7 +412,7 @@ impl LmMapState {
 
     /// The set cells of every entry together.
     fn popcount(&self, py: Python<'_>) -> PyResult<usize> {
-        self.entries.iter().map(|(_, grid)| with_grid(py, grid, Grid::popcount)).sum()
+        self.entries.iter().map(|(_, grid)| with_grid(py, grid, |grid| over_cells(py, grid, || grid.popcount()))).sum()
     }
 }
 
