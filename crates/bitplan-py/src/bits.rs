@@ -3,6 +3,8 @@
 //! `Bitmap` share, and when to release the GIL. They know no Python class
 //! of this crate, so every class module can use them.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use bitmap_core::Bitmap;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -113,5 +115,31 @@ pub(crate) const DETACH_WORDS: usize = 4096;
 /// another Python thread to get real work done meanwhile.
 #[inline]
 pub(crate) fn detach_if_large<T: Send>(py: Python<'_>, words: usize, work: impl FnOnce() -> T + Send) -> T {
-    if words >= DETACH_WORDS { py.detach(work) } else { work() }
+    if words >= DETACH_WORDS { detach(py, work) } else { work() }
+}
+
+/// How many times work has entered a GIL-released section ([`detach`]),
+/// since the module was loaded. The tests read it through
+/// `_native._detached_calls()` to tell whether a call released the GIL:
+/// asking another thread whether it ran during the call measured the
+/// scheduler instead, and failed on loaded machines (issue #27).
+static DETACHED_CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// Runs `work` with the GIL released, counted in [`DETACHED_CALLS`]. Every
+/// release of the GIL in this crate goes through here. The count is one
+/// relaxed increment, made inside the released section (so that it proves
+/// the release, not just the intent), against the microsecond the work
+/// takes.
+pub(crate) fn detach<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> T {
+    py.detach(|| {
+        DETACHED_CALLS.fetch_add(1, Ordering::Relaxed);
+        work()
+    })
+}
+
+/// `_native._detached_calls()`: the number of GIL-released sections
+/// entered so far ([`DETACHED_CALLS`]). Private: for the tests.
+#[pyfunction(name = "_detached_calls")]
+pub(crate) fn detached_calls() -> u64 {
+    DETACHED_CALLS.load(Ordering::Relaxed)
 }

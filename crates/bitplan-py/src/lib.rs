@@ -66,8 +66,8 @@ fn features_report(json: bool) -> PyResult<(String, Option<String>)> {
 fn bench_report(py: Python<'_>, measure_ms: u64, json: bool) -> PyResult<String> {
     use prefetch_plan::bench_cmd::{self, BenchOptions};
     let options = BenchOptions::default().with_measure(std::time::Duration::from_millis(measure_ms.clamp(1, 60_000)));
-    let report =
-        py.detach(|| bench_cmd::run(&options)).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+    let report = bits::detach(py, || bench_cmd::run(&options))
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
     let mut out = Vec::new();
     if json { report.write_json(&mut out) } else { report.write_table(&mut out) }
         .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
@@ -94,6 +94,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(features_report, m)?)?;
     m.add_function(wrap_pyfunction!(bench_report, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
+    m.add_function(wrap_pyfunction!(bits::detached_calls, m)?)?;
 
     m.add_class::<flavor::PyBitmap>()?;
 

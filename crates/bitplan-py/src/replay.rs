@@ -98,7 +98,7 @@ pub(crate) fn replay<'py>(
     let config = ReplayConfig { l1, adapters, policy: policy.to_owned(), eviction, kv_bytes_per_token };
     let cells = windows.map(|windows| CellModel { windows, ranks });
     let source = trace_source(trace, block_tokens)?;
-    let report = py.detach(move || -> Result<String, String> {
+    let report = crate::bits::detach(py, move || -> Result<String, String> {
         let trace = match source {
             TraceSource::Requests(trace) => trace,
             TraceSource::Path(path) => {

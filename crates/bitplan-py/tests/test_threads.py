@@ -6,6 +6,8 @@ never crashes. No timing is asserted."""
 import random
 import threading
 
+import pytest
+
 import bitplan
 from bitplan import AdapterDescriptor, Bitmap
 from bitplan.lmcache import bitmap_ops
@@ -353,3 +355,57 @@ def test_an_lmcache_bitmap_in_use_is_a_runtime_error():
     # batched_set may read a generator before it takes the bitmap (then every call succeeds)
     assert set(outcomes.values()) <= {"RuntimeError", "ok"}
     assert len(set(outcomes.values())) == 1, outcomes
+
+
+# ---------------------------------------------------------------------------
+# Which calls release the GIL: counted by the extension itself
+# (``_native._detached_calls()``, incremented inside every GIL-released
+# section), so the verdict does not depend on the scheduler.
+# ---------------------------------------------------------------------------
+
+# 262,144 bits (4,096 words) is the threshold: 4 Mi bits is far above it,
+# 2,048 bits far below.
+LARGE, SMALL = N, 2048
+
+
+def released_during(call):
+    before = bitplan._native._detached_calls()
+    call()
+    return bitplan._native._detached_calls() - before
+
+
+def flat_operands(n):
+    a, b = Bitmap(n), Bitmap(n)
+    a.set_range(0, n // 2)
+    b.set_range(n // 4, n)
+    lookup = {0: a, 1: b}
+    return a, b, lookup, [AdapterDescriptor(0), AdapterDescriptor(1)]
+
+
+FLAT_CALLS = {
+    "a & b": lambda a, b, lookup, adapters: a & b,
+    "a | b": lambda a, b, lookup, adapters: a | b,
+    "a - b": lambda a, b, lookup, adapters: a - b,
+    "~a": lambda a, b, lookup, adapters: ~a,
+    "a.popcount()": lambda a, b, lookup, adapters: a.popcount(),
+    "a.and_popcount(b)": lambda a, b, lookup, adapters: a.and_popcount(b),
+    "a.indices_array()": lambda a, b, lookup, adapters: a.indices_array(),
+    "default plan": lambda a, b, lookup, adapters: bitplan.create_prefetch_policy("default").select_load_plan(
+        len(a), lookup, adapters
+    ),
+    "balanced plan": lambda a, b, lookup, adapters: bitplan.create_prefetch_policy("balanced").select_load_plan(
+        len(a), lookup, adapters
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(FLAT_CALLS))
+def test_large_flat_operations_release_the_gil(name):
+    operands = flat_operands(LARGE)
+    assert released_during(lambda: FLAT_CALLS[name](*operands)) >= 1
+
+
+@pytest.mark.parametrize("name", list(FLAT_CALLS))
+def test_small_flat_operations_keep_the_gil(name):
+    operands = flat_operands(SMALL)
+    assert released_during(lambda: FLAT_CALLS[name](*operands)) == 0
