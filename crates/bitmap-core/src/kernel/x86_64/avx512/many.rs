@@ -140,12 +140,29 @@ pub(super) unsafe fn first_wins_uninit(inputs: &[&[u64]], outputs: &mut [&mut [M
             2 => first_wins_groups::<2>(inputs, outputs, n),
             3 => first_wins_groups::<3>(inputs, outputs, n),
             4 => first_wins_groups::<4>(inputs, outputs, n),
-            _ => match m % 4 {
-                1 => first_wins_groups::<1>(inputs, outputs, n),
-                2 => first_wins_groups::<2>(inputs, outputs, n),
-                3 => first_wins_groups::<3>(inputs, outputs, n),
-                _ => first_wins_groups::<4>(inputs, outputs, n),
-            },
+            _ => first_wins_more(inputs, outputs, n),
+        }
+    }
+}
+
+/// [`first_wins_uninit`] for more than 4 inputs, in a function of its own:
+/// inlined, its loops needed callee-saved registers, which every call
+/// saved and restored, with 1 to 4 inputs too.
+///
+/// # Safety
+/// Every input and output holds at least `n` words, the two lists have the
+/// same length, more than 4; the CPU supports the kernel's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+#[inline(never)]
+unsafe fn first_wins_more(inputs: &[&[u64]], outputs: &mut [&mut [MaybeUninit<u64>]], n: usize) {
+    // SAFETY: as the caller's; the last group's size is the count's
+    // remainder after whole groups of 4, and there are at least 5 inputs.
+    unsafe {
+        match inputs.len() % 4 {
+            1 => first_wins_groups::<1>(inputs, outputs, n),
+            2 => first_wins_groups::<2>(inputs, outputs, n),
+            3 => first_wins_groups::<3>(inputs, outputs, n),
+            _ => first_wins_groups::<4>(inputs, outputs, n),
         }
     }
 }
