@@ -363,9 +363,9 @@ fn first_wins_uninit_writes_every_word() {
     // last group of each size, alone; 9 carries `claimed` from a group of
     // 4 to another and on to a last group of 1. AVX-512 pairs the inputs,
     // so these are a single one, a pair, a pair and a single one, two
-    // pairs. 6 to 8 inputs would run no other code: their whole groups
-    // are 9's (the same function for a group of 4), their last groups
-    // those of 2 to 4.
+    // pairs. 6 to 8 inputs would run no other code but the match arm that
+    // picks their last group's size: their whole groups are 9's (the same
+    // function for a group of 4), their last groups those of 2 to 4.
     for kernel in tested_kernels() {
         for (count, n) in first_wins_cases(1..=9, &[1, 2, 3, 4, 9]) {
             let inputs: Vec<Vec<u64>> = (0..count).map(|i| rng.words(n, (i * 5 + n) as u32 % 5)).collect();
