@@ -325,26 +325,42 @@ fn naive_first_wins(inputs: &[Vec<u64>], n: usize) -> Vec<Vec<u64>> {
     outputs
 }
 
+/// The length in words of every first-wins case under Miri. Each kernel's
+/// vector loop runs and then its tail: AVX-512 two 8-word steps and a
+/// masked step of one word, whose other 7 lanes lie past the end of each
+/// input's and output's allocation (Miri reports any access to them); AVX2
+/// and portable two steps of two 4-word vectors and a one-word tail; NEON
+/// four steps of two 2-word vectors and the same tail. A shorter length
+/// only skips the loop and a longer one repeats it (or the tail's loop
+/// over words): no other code runs.
+const MIRI_FIRST_WINS_WORDS: usize = 17;
+
+/// The (input count, length) cases of a first-wins test: each count of
+/// `counts` at every length of [`lengths`] up to 300, or under Miri each
+/// count of `miri_counts` at [`MIRI_FIRST_WINS_WORDS`].
+fn first_wins_cases(counts: std::ops::RangeInclusive<usize>, miri_counts: &[usize]) -> Vec<(usize, usize)> {
+    if cfg!(miri) {
+        return miri_counts.iter().map(|&count| (count, MIRI_FIRST_WINS_WORDS)).collect();
+    }
+    let lengths: Vec<usize> = lengths().into_iter().filter(|&n| n <= 300).collect();
+    lengths.iter().flat_map(|&n| counts.clone().map(move |count| (count, n))).collect()
+}
+
 #[test]
 fn first_wins_matches_reference() {
     let mut rng = XorShift(0xA076_1D64_78BD_642F);
-    // Under Miri, 1, 3 and 4 for the loops of up to 4 inputs (loads
-    // first); `first_wins_uninit_writes_every_word` takes 5 through the
-    // loop over more (AVX-512's in pairs: two pairs and a single one) at
-    // every loop shape.
-    let input_counts = if cfg!(miri) { vec![0, 1, 3, 4] } else { (0..=9).collect() };
-    let lengths: Vec<usize> = lengths().into_iter().filter(|&n| n <= 300).collect();
+    // Under Miri, no inputs, and 5 (a group of 4, then a group of 1) for the
+    // initialised outputs' entry point; `first_wins_uninit_writes_every_word`
+    // covers the rest of the step's shapes.
     for kernel in tested_kernels() {
-        for &n in &lengths {
-            for &count in &input_counts {
-                let inputs: Vec<Vec<u64>> = (0..count).map(|i| rng.words(n, (i * 3 + n) as u32 % 5)).collect();
-                let views: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
-                // Outputs start dirty: the kernel must overwrite every word.
-                let mut outputs: Vec<Vec<u64>> = (0..count).map(|_| rng.words(n, 4)).collect();
-                let mut output_views: Vec<&mut [u64]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
-                kernel.first_wins(&views, &mut output_views);
-                assert_eq!(outputs, naive_first_wins(&inputs, n), "{kernel} {count} inputs n={n}");
-            }
+        for (count, n) in first_wins_cases(0..=9, &[0, 5]) {
+            let inputs: Vec<Vec<u64>> = (0..count).map(|i| rng.words(n, (i * 3 + n) as u32 % 5)).collect();
+            let views: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
+            // Outputs start dirty: the kernel must overwrite every word.
+            let mut outputs: Vec<Vec<u64>> = (0..count).map(|_| rng.words(n, 4)).collect();
+            let mut output_views: Vec<&mut [u64]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
+            kernel.first_wins(&views, &mut output_views);
+            assert_eq!(outputs, naive_first_wins(&inputs, n), "{kernel} {count} inputs n={n}");
         }
     }
 }
@@ -355,26 +371,30 @@ fn first_wins_matches_reference() {
 #[test]
 fn first_wins_uninit_writes_every_word() {
     let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
-    // Under Miri, one count for each of the two loops (up to 4 inputs, more).
-    let input_counts = if cfg!(miri) { vec![3, 5] } else { (1..=9).collect() };
-    let lengths: Vec<usize> = loop_shape_lengths().into_iter().filter(|&n| n <= 300).collect();
+    // Under Miri, every shape of the kernels' one step, which takes the
+    // inputs in groups of 4 and a last group of 1 to 4 (its size a
+    // constant, one copy of the loop for each): 1, 2, 3 and 4 inputs are a
+    // last group of each size, alone; 9 carries `claimed` from a group of
+    // 4 to another and on to a last group of 1. AVX-512 pairs the inputs,
+    // so these are a single one, a pair, a pair and a single one, two
+    // pairs. 6 to 8 inputs would run no other code but the match arm that
+    // picks their last group's size: their whole groups are 9's (the same
+    // function for a group of 4), their last groups those of 2 to 4.
     for kernel in tested_kernels() {
-        for &n in &lengths {
-            for &count in &input_counts {
-                let inputs: Vec<Vec<u64>> = (0..count).map(|i| rng.words(n, (i * 5 + n) as u32 % 5)).collect();
-                let views: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
-                let mut outputs: Vec<Vec<u64>> = (0..count).map(|_| Vec::with_capacity(n)).collect();
-                let mut spares: Vec<&mut [MaybeUninit<u64>]> =
-                    outputs.iter_mut().map(|output| &mut output.spare_capacity_mut()[..n]).collect();
-                kernel.first_wins_uninit(&views, &mut spares);
-                for output in &mut outputs {
-                    // SAFETY: `first_wins_uninit` wrote the first `n` words of
-                    // the spare capacity (what this test checks: Miri reports
-                    // any it did not write when they are compared below).
-                    unsafe { output.set_len(n) };
-                }
-                assert_eq!(outputs, naive_first_wins(&inputs, n), "{kernel} {count} inputs n={n}");
+        for (count, n) in first_wins_cases(1..=9, &[1, 2, 3, 4, 9]) {
+            let inputs: Vec<Vec<u64>> = (0..count).map(|i| rng.words(n, (i * 5 + n) as u32 % 5)).collect();
+            let views: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
+            let mut outputs: Vec<Vec<u64>> = (0..count).map(|_| Vec::with_capacity(n)).collect();
+            let mut spares: Vec<&mut [MaybeUninit<u64>]> =
+                outputs.iter_mut().map(|output| &mut output.spare_capacity_mut()[..n]).collect();
+            kernel.first_wins_uninit(&views, &mut spares);
+            for output in &mut outputs {
+                // SAFETY: `first_wins_uninit` wrote the first `n` words of
+                // the spare capacity (what this test checks: Miri reports
+                // any it did not write when they are compared below).
+                unsafe { output.set_len(n) };
             }
+            assert_eq!(outputs, naive_first_wins(&inputs, n), "{kernel} {count} inputs n={n}");
         }
     }
 }
@@ -400,8 +420,8 @@ fn class_input_counts() -> Vec<usize> {
     if cfg!(miri) { vec![0, 1, 3, MAX_CLASS_INPUTS] } else { (0..=MAX_CLASS_INPUTS).collect() }
 }
 
-/// Lengths for the newer many-input operations (the class operations, the
-/// uninitialised first-wins split): [`lengths`], or under Miri one of each
+/// Lengths for the newer many-input operations (the class operations; the
+/// first-wins split has [`first_wins_cases`]): [`lengths`], or under Miri one of each
 /// loop shape (empty, one word, a vector and a tail, a 16-vector block and a
 /// tail of each kind). With the full Miri list these tests took four
 /// minutes under Miri, more than the rest of the kernel tests together, and

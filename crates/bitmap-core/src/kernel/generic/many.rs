@@ -62,6 +62,10 @@ pub(crate) unsafe fn union_many<V: Vector>(dst: &mut [u64], srcs: &[&[u64]]) {
 /// written (and none read), which is what lets a fresh plan skip zeroing
 /// its buffers first.
 ///
+/// Every count takes the same step ([`first_wins_step`]): the inputs in
+/// groups of 4 and a last group of 1 to 4, so 1 to 4 inputs (the usual
+/// adapters) are one group, and a controller's 5 to 9 tiers two or three.
+///
 /// # Safety
 /// The CPU supports `V`'s feature.
 #[inline(always)]
@@ -80,98 +84,216 @@ pub(crate) unsafe fn first_wins<V: Vector>(inputs: &[&[u64]], outputs: &mut [&mu
         n = n.min(input.len()).min(output.len());
     }
     // SAFETY: every slice holds at least `n` words; the caller guarantees
-    // V's feature.
+    // V's feature. (1 to 4 inputs have their own arms, where the count is
+    // a constant, so that their copies of the loop have no groups of 4
+    // before the last one to go through.)
     unsafe {
         match m {
-            1 => return first_wins_fixed::<V, 1>(inputs, outputs, n),
-            2 => return first_wins_fixed::<V, 2>(inputs, outputs, n),
-            3 => return first_wins_fixed::<V, 3>(inputs, outputs, n),
-            4 => return first_wins_fixed::<V, 4>(inputs, outputs, n),
-            _ => {}
+            1 => first_wins_groups::<V, 1>(inputs, outputs, n),
+            2 => first_wins_groups::<V, 2>(inputs, outputs, n),
+            3 => first_wins_groups::<V, 3>(inputs, outputs, n),
+            4 => first_wins_groups::<V, 4>(inputs, outputs, n),
+            _ => match m % 4 {
+                1 => first_wins_groups::<V, 1>(inputs, outputs, n),
+                2 => first_wins_groups::<V, 2>(inputs, outputs, n),
+                3 => first_wins_groups::<V, 3>(inputs, outputs, n),
+                _ => first_wins_groups::<V, 4>(inputs, outputs, n),
+            },
         }
     }
-    let w = V::WORDS;
+}
+
+/// What one step of [`first_wins`] takes of each input: two vectors in the
+/// main loop, which keep two independent dependency chains on `claimed`
+/// (a cache line with AVX2), or one word in the tail. One trait, so that
+/// both loops run the same step.
+trait Lanes: Copy {
+    /// The words one value covers.
+    const WORDS: usize;
+    /// No bits set.
+    ///
+    /// # Safety
+    /// The CPU supports the lanes' feature.
+    unsafe fn zero() -> Self;
+    /// The `WORDS` words at `src`.
+    ///
+    /// # Safety
+    /// `WORDS` words at `src` are readable; the CPU supports the feature.
+    unsafe fn load(src: *const u64) -> Self;
+    /// Writes the value to the `WORDS` words at `dst`.
+    ///
+    /// # Safety
+    /// `WORDS` words at `dst` are writable; the CPU supports the feature.
+    unsafe fn store(self, dst: *mut u64);
+    /// `self & !other`.
+    ///
+    /// # Safety
+    /// The CPU supports the lanes' feature.
+    unsafe fn and_not(self, other: Self) -> Self;
+    /// `self | other`.
+    ///
+    /// # Safety
+    /// The CPU supports the lanes' feature.
+    unsafe fn or(self, other: Self) -> Self;
+}
+
+impl<V: Vector> Lanes for [V; 2] {
+    const WORDS: usize = 2 * V::WORDS;
+
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        // SAFETY: the caller guarantees V's feature.
+        unsafe { [V::zero(); 2] }
+    }
+    #[inline(always)]
+    unsafe fn load(src: *const u64) -> Self {
+        // SAFETY: the caller guarantees `2 * V::WORDS` readable words and
+        // V's feature.
+        unsafe { [V::load(src), V::load(src.add(V::WORDS))] }
+    }
+    #[inline(always)]
+    unsafe fn store(self, dst: *mut u64) {
+        // SAFETY: the caller guarantees `2 * V::WORDS` writable words and
+        // V's feature.
+        unsafe {
+            self[0].store(dst);
+            self[1].store(dst.add(V::WORDS));
+        }
+    }
+    #[inline(always)]
+    unsafe fn and_not(self, other: Self) -> Self {
+        // SAFETY: the caller guarantees V's feature.
+        unsafe { [self[0].and_not(other[0]), self[1].and_not(other[1])] }
+    }
+    #[inline(always)]
+    unsafe fn or(self, other: Self) -> Self {
+        // SAFETY: the caller guarantees V's feature.
+        unsafe { [self[0].or(other[0]), self[1].or(other[1])] }
+    }
+}
+
+impl Lanes for u64 {
+    const WORDS: usize = 1;
+
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        0
+    }
+    #[inline(always)]
+    unsafe fn load(src: *const u64) -> Self {
+        // SAFETY: the caller guarantees a readable word at `src`.
+        unsafe { *src }
+    }
+    #[inline(always)]
+    unsafe fn store(self, dst: *mut u64) {
+        // SAFETY: the caller guarantees a writable word at `dst`.
+        unsafe { dst.write(self) }
+    }
+    #[inline(always)]
+    unsafe fn and_not(self, other: Self) -> Self {
+        self & !other
+    }
+    #[inline(always)]
+    unsafe fn or(self, other: Self) -> Self {
+        self | other
+    }
+}
+
+/// [`first_wins`] over `n` words, the inputs in groups of 4 and a last
+/// group of `LAST` (1 to 4): `inputs.len() - LAST` is a multiple of 4.
+/// The last group's pointers are taken once, since it is the only group
+/// of 1 to 4 inputs; the others' are read at each step.
+///
+/// # Safety
+/// Every input and output holds at least `n` words, the two lists have the
+/// same length, at least `LAST`; the CPU supports `V`'s feature.
+#[inline(always)]
+unsafe fn first_wins_groups<V: Vector, const LAST: usize>(
+    inputs: &[&[u64]],
+    outputs: &mut [&mut [MaybeUninit<u64>]],
+    n: usize,
+) {
+    let whole = inputs.len() - LAST;
+    let (groups_in, last_in) = inputs.split_at(whole);
+    let (groups_out, last_out) = outputs.split_at_mut(whole);
+    let (groups_in, _) = groups_in.as_chunks::<4>();
+    let (groups_out, _) = groups_out.as_chunks_mut::<4>();
+    let last_src: [*const u64; LAST] = core::array::from_fn(|a| last_in[a].as_ptr());
+    let last_dst: [*mut u64; LAST] = core::array::from_fn(|a| last_out[a].as_mut_ptr().cast::<u64>());
     let mut i = 0;
-    // SAFETY: every slice holds at least `n` words, indices are
-    // checked against `n` by the loop conditions, and `a < m` indexes both
-    // lists; the caller guarantees V's feature.
+    // SAFETY: every pointer has `n` words behind it and the loop conditions
+    // keep each step's words below `n`; the caller guarantees V's feature.
     unsafe {
-        // Two vectors (a cache line with AVX2) per adapter per step keep two
-        // independent dependency chains on `claimed`.
-        while i + 2 * w <= n {
-            let (mut c0, mut c1) = (V::zero(), V::zero());
-            for a in 0..m {
-                let src = inputs.get_unchecked(a).as_ptr();
-                let dst = outputs.get_unchecked_mut(a).as_mut_ptr().cast::<u64>();
-                let x0 = V::load(src.add(i));
-                let x1 = V::load(src.add(i + w));
-                x0.and_not(c0).store(dst.add(i));
-                x1.and_not(c1).store(dst.add(i + w));
-                c0 = c0.or(x0);
-                c1 = c1.or(x1);
-            }
-            i += 2 * w;
+        while i + <[V; 2]>::WORDS <= n {
+            first_wins_step::<[V; 2], LAST>(groups_in, groups_out, &last_src, &last_dst, i);
+            i += <[V; 2]>::WORDS;
         }
         while i < n {
-            let mut claimed = 0;
-            for a in 0..m {
-                let x = *inputs.get_unchecked(a).as_ptr().add(i);
-                outputs.get_unchecked_mut(a).as_mut_ptr().cast::<u64>().add(i).write(x & !claimed);
-                claimed |= x;
-            }
+            first_wins_step::<u64, LAST>(groups_in, groups_out, &last_src, &last_dst, i);
             i += 1;
         }
     }
 }
 
-/// [`first_wins`] for exactly `M` inputs (the usual 1 to 4 adapters) over
-/// `n` words, each step's loads before its first store. Equal-sized bitmaps
-/// tend to share their offset within a 4 KiB page, and a load that follows
-/// a store at the same page offset waits on it as if they overlapped (4K
-/// aliasing); with one input's stores between the next one's loads, every
-/// input after the first paid that.
+/// One step of [`first_wins`] at word `i`, over every input: each group of
+/// 4 and then the last group in turn, `claimed` carried from one group to
+/// the next in registers.
 ///
 /// # Safety
-/// Every input and output holds at least `n` words; the CPU supports `V`'s
-/// feature.
+/// Every input and output (of the groups and behind the last group's
+/// pointers) holds the `L::WORDS` words at `i`; the CPU supports the
+/// lanes' feature.
 #[inline(always)]
-unsafe fn first_wins_fixed<V: Vector, const M: usize>(
-    inputs: &[&[u64]],
-    outputs: &mut [&mut [MaybeUninit<u64>]],
-    n: usize,
+unsafe fn first_wins_step<L: Lanes, const LAST: usize>(
+    groups_in: &[[&[u64]; 4]],
+    groups_out: &mut [[&mut [MaybeUninit<u64>]; 4]],
+    last_src: &[*const u64; LAST],
+    last_dst: &[*mut u64; LAST],
+    i: usize,
 ) {
-    let src: [*const u64; M] = core::array::from_fn(|a| inputs[a].as_ptr());
-    let dst: [*mut u64; M] = core::array::from_fn(|a| outputs[a].as_mut_ptr().cast::<u64>());
-    let w = V::WORDS;
-    let mut i = 0;
-    // SAFETY: every pointer has `n` words behind it and the loop
-    // conditions keep every access below `n`; the caller guarantees V's
-    // feature.
+    // SAFETY: the caller guarantees the words and the feature.
     unsafe {
-        // Two vectors per input per step, as in `first_wins`.
-        while i + 2 * w <= n {
-            let mut x = [[V::zero(); 2]; M];
-            for (x, src) in x.iter_mut().zip(&src) {
-                *x = [V::load(src.add(i)), V::load(src.add(i + w))];
-            }
-            let (mut c0, mut c1) = (V::zero(), V::zero());
-            for (x, dst) in x.iter().zip(&dst) {
-                x[0].and_not(c0).store(dst.add(i));
-                x[1].and_not(c1).store(dst.add(i + w));
-                c0 = c0.or(x[0]);
-                c1 = c1.or(x[1]);
-            }
-            i += 2 * w;
+        let mut claimed = L::zero();
+        for (group_in, group_out) in groups_in.iter().zip(groups_out.iter_mut()) {
+            let src = group_in.each_ref().map(|input| input.as_ptr());
+            let dst = group_out.each_mut().map(|output| output.as_mut_ptr().cast::<u64>());
+            claimed = first_wins_group::<L, 4>(&src, &dst, i, claimed);
         }
-        while i < n {
-            let mut claimed = 0;
-            for (src, dst) in src.iter().zip(&dst) {
-                let x = *src.add(i);
-                dst.add(i).write(x & !claimed);
-                claimed |= x;
-            }
-            i += 1;
+        first_wins_group::<L, LAST>(last_src, last_dst, i, claimed);
+    }
+}
+
+/// A group of `G` inputs (1 to 4) at word `i`, every load before the first
+/// store; returns `claimed` with the group's bits added. Equal-sized
+/// bitmaps tend to share their offset within a 4 KiB page, and a load that
+/// follows a store at the same page offset waits on it as if they
+/// overlapped (4K aliasing): with one input's stores between the next
+/// one's loads, every input after the first paid that. A group of 4 keeps
+/// 8 vectors in registers with AVX2 (and `claimed`, 2 more, of 16), where
+/// a group of every input would spill. (The portable kernel's `u64x4` is
+/// two SSE2 registers on x86-64, so its group of 4 spills a few.)
+///
+/// # Safety
+/// Every pointer has the `L::WORDS` words at `i` behind it; the CPU
+/// supports the lanes' feature.
+#[inline(always)]
+unsafe fn first_wins_group<L: Lanes, const G: usize>(
+    src: &[*const u64; G],
+    dst: &[*mut u64; G],
+    i: usize,
+    mut claimed: L,
+) -> L {
+    // SAFETY: the caller guarantees the words and the feature.
+    unsafe {
+        let mut x = [L::zero(); G];
+        for (x, src) in x.iter_mut().zip(src) {
+            *x = L::load(src.add(i));
         }
+        for (x, dst) in x.iter().zip(dst) {
+            x.and_not(claimed).store(dst.add(i));
+            claimed = claimed.or(*x);
+        }
+        claimed
     }
 }
 

@@ -9,138 +9,160 @@ use super::lanes::{W, first_lanes, load, store, ternlog, truth_table};
 use crate::kernel::classes::exact_from_common;
 use crate::kernel::vector::Vector;
 
-/// One vector of the first-wins split at word `i`, for more than 4 inputs
-/// (see [`first_wins_step_fixed`] for fewer): the inputs two at a time, so
-/// that the second of a pair does not wait for the first to be
-/// added to `claimed`. Three instructions per pair instead of four:
-/// `out[a] = in[a] & !claimed`, `out[a + 1] = in[a + 1] & !(claimed |
-/// in[a])`, `claimed |= in[a] | in[a + 1]`.
+/// A group of `G` inputs (1 to 4) of the first-wins split at word `i`,
+/// every load before the first store; returns `claimed` with the group's
+/// bits added. Equal-sized bitmaps tend to share their offset within a
+/// 4 KiB page, and a load that follows a store at the same page offset
+/// waits on it as if they overlapped (4K aliasing): with the stores of one
+/// input between the loads of the next, every step after the first pair
+/// paid that. Loading first, the reused plan at 262,144 keys × 3 went from
+/// 1.04–1.32× to 1.02–1.13× the time of copying its inputs in the
+/// interleaved example, and plan calls alone took 5% less
+/// (docs/PERFORMANCE.md).
+///
+/// The inputs two at a time, so that the second of a pair does not wait
+/// for the first to be added to `claimed`. Three instructions per pair
+/// instead of four: `out[a] = in[a] & !claimed`, `out[a + 1] = in[a + 1] &
+/// !(claimed | in[a])`, `claimed |= in[a] | in[a + 1]`.
 ///
 /// # Safety
-/// Every input and output holds the lanes at `i` that `TAIL`/`mask` select;
-/// `inputs` and `outputs` are the same length; the CPU supports the
-/// kernel's features.
+/// Every pointer has the lanes at `i` that `TAIL`/`mask` select behind it;
+/// the CPU supports the kernel's features.
 #[inline(always)]
-unsafe fn first_wins_step<const TAIL: bool>(
-    inputs: &[&[u64]],
-    outputs: &mut [&mut [MaybeUninit<u64>]],
+unsafe fn first_wins_group<const G: usize, const TAIL: bool>(
+    src: &[*const u64; G],
+    dst: &[*mut u64; G],
     i: usize,
     mask: __mmask8,
-) {
-    let m = inputs.len();
-    // SAFETY: the caller guarantees the lanes, the features, and that `a`
-    // and `a + 1` (below `m`) index both lists.
+    mut claimed: __m512i,
+) -> __m512i {
+    // SAFETY: the caller guarantees the lanes and the features.
     unsafe {
-        let mut claimed = __m512i::zero();
+        let mut v = [__m512i::zero(); G];
+        for (v, src) in v.iter_mut().zip(src) {
+            *v = load::<TAIL>(src.add(i), mask);
+        }
         let mut a = 0;
-        while a + 2 <= m {
-            let x = load::<TAIL>(inputs.get_unchecked(a).as_ptr().add(i), mask);
-            let y = load::<TAIL>(inputs.get_unchecked(a + 1).as_ptr().add(i), mask);
-            store::<TAIL>(outputs.get_unchecked_mut(a).as_mut_ptr().cast::<u64>().add(i), mask, x.and_not(claimed));
-            let second = ternlog::<{ truth_table::AND_NOT_EITHER }>(y, claimed, x);
-            store::<TAIL>(outputs.get_unchecked_mut(a + 1).as_mut_ptr().cast::<u64>().add(i), mask, second);
+        while a + 2 <= G {
+            let (x, y) = (v[a], v[a + 1]);
+            store::<TAIL>(dst[a].add(i), mask, x.and_not(claimed));
+            store::<TAIL>(dst[a + 1].add(i), mask, ternlog::<{ truth_table::AND_NOT_EITHER }>(y, claimed, x));
             claimed = ternlog::<{ truth_table::OR3 }>(claimed, x, y);
             a += 2;
         }
-        if a < m {
-            let x = load::<TAIL>(inputs.get_unchecked(a).as_ptr().add(i), mask);
-            store::<TAIL>(outputs.get_unchecked_mut(a).as_mut_ptr().cast::<u64>().add(i), mask, x.and_not(claimed));
+        if a < G {
+            store::<TAIL>(dst[a].add(i), mask, v[a].and_not(claimed));
+            claimed = claimed.or(v[a]);
         }
+        claimed
     }
 }
 
-/// [`first_wins_step`] for exactly `M` inputs (the usual 1 to 4 adapters),
-/// every load before the first store. Equal-sized bitmaps tend to share
-/// their offset within a 4 KiB page, and a load that follows a store at
-/// the same page offset waits on it as if they overlapped (4K aliasing):
-/// with the stores of one input between the loads of the next, every step
-/// after the first pair paid that. Loading first, the reused plan at
-/// 262,144 keys × 3 went from 1.04–1.32× to 1.02–1.13× the time of
-/// copying its inputs in the interleaved example, and plan calls alone
-/// took 5% less (docs/PERFORMANCE.md).
+/// One vector of the first-wins split at word `i`, over every input: each
+/// group of 4 and then the last group in turn, `claimed` carried from one
+/// group to the next in a register.
 ///
 /// # Safety
-/// As [`first_wins_step`], with `M` pointers in each array.
+/// Every input and output (of the groups and behind the last group's
+/// pointers) holds the lanes at `i` that `TAIL`/`mask` select; the CPU
+/// supports the kernel's features.
 #[inline(always)]
-unsafe fn first_wins_step_fixed<const M: usize, const TAIL: bool>(
-    inputs: &[*const u64; M],
-    outputs: &[*mut u64; M],
+unsafe fn first_wins_step<const LAST: usize, const TAIL: bool>(
+    groups_in: &[[&[u64]; 4]],
+    groups_out: &mut [[&mut [MaybeUninit<u64>]; 4]],
+    last_src: &[*const u64; LAST],
+    last_dst: &[*mut u64; LAST],
     i: usize,
     mask: __mmask8,
 ) {
     // SAFETY: the caller guarantees the lanes and the features.
     unsafe {
-        let mut v = [__m512i::zero(); M];
-        for (v, input) in v.iter_mut().zip(inputs) {
-            *v = load::<TAIL>(input.add(i), mask);
-        }
         let mut claimed = __m512i::zero();
-        let mut a = 0;
-        while a + 2 <= M {
-            let (x, y) = (v[a], v[a + 1]);
-            store::<TAIL>(outputs[a].add(i), mask, x.and_not(claimed));
-            store::<TAIL>(outputs[a + 1].add(i), mask, ternlog::<{ truth_table::AND_NOT_EITHER }>(y, claimed, x));
-            claimed = ternlog::<{ truth_table::OR3 }>(claimed, x, y);
-            a += 2;
+        for (group_in, group_out) in groups_in.iter().zip(groups_out.iter_mut()) {
+            let src = group_in.each_ref().map(|input| input.as_ptr());
+            let dst = group_out.each_mut().map(|output| output.as_mut_ptr().cast::<u64>());
+            claimed = first_wins_group::<4, TAIL>(&src, &dst, i, mask, claimed);
         }
-        if a < M {
-            store::<TAIL>(outputs[a].add(i), mask, v[a].and_not(claimed));
-        }
+        first_wins_group::<LAST, TAIL>(last_src, last_dst, i, mask, claimed);
     }
 }
 
-/// The first-wins split of exactly `M` inputs over `n` words.
+/// The first-wins split over `n` words, the inputs in groups of 4 and a
+/// last group of `LAST` (1 to 4): `inputs.len() - LAST` is a multiple of
+/// 4. The last group's pointers are taken once, since it is the only group
+/// of 1 to 4 inputs; the others' are read at each step.
 ///
 /// # Safety
-/// Every input and output holds `n` words; the CPU supports the kernel's
-/// features.
+/// Every input and output holds at least `n` words, the two lists have the
+/// same length, at least `LAST`; the CPU supports the kernel's features.
 #[inline(always)]
-unsafe fn first_wins_fixed<const M: usize>(inputs: &[&[u64]], outputs: &mut [&mut [MaybeUninit<u64>]], n: usize) {
-    let ins: [*const u64; M] = core::array::from_fn(|a| inputs[a].as_ptr());
-    let outs: [*mut u64; M] = core::array::from_fn(|a| outputs[a].as_mut_ptr().cast::<u64>());
+unsafe fn first_wins_groups<const LAST: usize>(inputs: &[&[u64]], outputs: &mut [&mut [MaybeUninit<u64>]], n: usize) {
+    let whole = inputs.len() - LAST;
+    let (groups_in, last_in) = inputs.split_at(whole);
+    let (groups_out, last_out) = outputs.split_at_mut(whole);
+    let (groups_in, _) = groups_in.as_chunks::<4>();
+    let (groups_out, _) = groups_out.as_chunks_mut::<4>();
+    let last_src: [*const u64; LAST] = core::array::from_fn(|a| last_in[a].as_ptr());
+    let last_dst: [*mut u64; LAST] = core::array::from_fn(|a| last_out[a].as_mut_ptr().cast::<u64>());
     let mut i = 0;
-    // SAFETY: as `first_wins_uninit`'s loop.
+    // SAFETY: every slice and pointer has `n` words behind it and each step
+    // covers words below `n` (the loop condition, the tail's mask); the
+    // caller guarantees the features.
     unsafe {
         while i + W <= n {
-            first_wins_step_fixed::<M, false>(&ins, &outs, i, first_lanes(W));
+            first_wins_step::<LAST, false>(groups_in, groups_out, &last_src, &last_dst, i, first_lanes(W));
             i += W;
         }
         if i < n {
-            first_wins_step_fixed::<M, true>(&ins, &outs, i, first_lanes(n - i));
+            first_wins_step::<LAST, true>(groups_in, groups_out, &last_src, &last_dst, i, first_lanes(n - i));
         }
     }
 }
 
+/// The first-wins split (see [`first_wins`](crate::kernel::first_wins)):
+/// every count takes the same step, the inputs in groups of 4 and a last
+/// group of 1 to 4, so 1 to 4 inputs (the usual adapters) are one group,
+/// and a controller's 5 to 9 tiers two or three.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
 pub(super) unsafe fn first_wins_uninit(inputs: &[&[u64]], outputs: &mut [&mut [MaybeUninit<u64>]]) {
     let m = inputs.len().min(outputs.len());
     let (inputs, outputs) = (&inputs[..m], &mut outputs[..m]);
     let n = inputs.iter().map(|s| s.len()).chain(outputs.iter().map(|s| s.len())).fold(usize::MAX, usize::min);
-    if m == 0 {
-        return;
-    }
-    // SAFETY: every slice holds at least `n` words; the caller guarantees
-    // the features.
+    // SAFETY: every slice holds at least `n` words and both lists have `m`
+    // entries, at least the arm's last group; the caller guarantees the
+    // features. (1 to 4 inputs have their own arms, where the count is a
+    // constant, so that their copies of the loop have no groups of 4
+    // before the last one to go through.)
     unsafe {
         match m {
-            1 => return first_wins_fixed::<1>(inputs, outputs, n),
-            2 => return first_wins_fixed::<2>(inputs, outputs, n),
-            3 => return first_wins_fixed::<3>(inputs, outputs, n),
-            4 => return first_wins_fixed::<4>(inputs, outputs, n),
-            _ => {}
+            0 => {}
+            1 => first_wins_groups::<1>(inputs, outputs, n),
+            2 => first_wins_groups::<2>(inputs, outputs, n),
+            3 => first_wins_groups::<3>(inputs, outputs, n),
+            4 => first_wins_groups::<4>(inputs, outputs, n),
+            _ => first_wins_more(inputs, outputs, n),
         }
     }
-    let mut i = 0;
-    // SAFETY: every slice holds at least `n` words and each step covers
-    // words below `n` (the loop condition, the tail's mask); both lists
-    // have `m` entries; the caller guarantees the features.
+}
+
+/// [`first_wins_uninit`] for more than 4 inputs, in a function of its own:
+/// inlined, its loops needed callee-saved registers, which every call
+/// saved and restored, with 1 to 4 inputs too.
+///
+/// # Safety
+/// Every input and output holds at least `n` words, the two lists have the
+/// same length, more than 4; the CPU supports the kernel's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")]
+#[inline(never)]
+unsafe fn first_wins_more(inputs: &[&[u64]], outputs: &mut [&mut [MaybeUninit<u64>]], n: usize) {
+    // SAFETY: as the caller's; the last group's size is the count's
+    // remainder after whole groups of 4, and there are at least 5 inputs.
     unsafe {
-        while i + W <= n {
-            first_wins_step::<false>(inputs, outputs, i, first_lanes(W));
-            i += W;
-        }
-        if i < n {
-            first_wins_step::<true>(inputs, outputs, i, first_lanes(n - i));
+        match inputs.len() % 4 {
+            1 => first_wins_groups::<1>(inputs, outputs, n),
+            2 => first_wins_groups::<2>(inputs, outputs, n),
+            3 => first_wins_groups::<3>(inputs, outputs, n),
+            _ => first_wins_groups::<4>(inputs, outputs, n),
         }
     }
 }

@@ -14,9 +14,10 @@
 //! - `first_wins`: inputs are taken in pairs, `out[a + 1] = in[a + 1] &
 //!   !(claimed | in[a])` and `claimed |= in[a] | in[a + 1]` are one
 //!   `vpternlogq` each, which saves an instruction per pair and halves the
-//!   dependency chain through `claimed`; for up to 4 inputs (the usual
-//!   adapter counts) every input's vector is loaded before the first
-//!   store, against 4K aliasing between equal-sized bitmaps.
+//!   dependency chain through `claimed`; the inputs go in groups of up to
+//!   4 (one group for the usual adapter counts), every vector of a group
+//!   loaded before its first store, against 4K aliasing between
+//!   equal-sized bitmaps.
 //! - `split_by_tables`: each node of the multiplexer tree is one
 //!   `vpternlogq` bitwise select instead of two or three operations.
 //! - `class_counts`: each intersection is one AND of a smaller one (sets in
