@@ -420,18 +420,8 @@ fn class_input_counts() -> Vec<usize> {
     if cfg!(miri) { vec![0, 1, 3, MAX_CLASS_INPUTS] } else { (0..=MAX_CLASS_INPUTS).collect() }
 }
 
-/// Lengths for the newer many-input operations (the class operations; the
-/// first-wins split has [`first_wins_cases`]): [`lengths`], or under Miri one of each
-/// loop shape (empty, one word, a vector and a tail, a 16-vector block and a
-/// tail of each kind). With the full Miri list these tests took four
-/// minutes under Miri, more than the rest of the kernel tests together, and
-/// Miri checks memory accesses, which these shapes already cover.
-fn loop_shape_lengths() -> Vec<usize> {
-    if cfg!(miri) { vec![0, 1, 5, 17, 67] } else { lengths() }
-}
-
 /// Word offsets for the class operations: [`OFFSETS`], or under Miri only a
-/// misaligned one (for the same reason as [`loop_shape_lengths`]).
+/// misaligned one (Miri checks memory accesses: see [`lengths`]).
 const CLASS_OFFSETS: &[usize] = if cfg!(miri) { &[1] } else { OFFSETS };
 
 /// `count` inputs of `n` words for the class operations, each of its own
@@ -443,7 +433,7 @@ fn class_inputs(rng: &mut XorShift, count: usize, n: usize) -> Vec<Vec<u64>> {
 #[test]
 fn class_counts_match_reference() {
     let mut rng = XorShift(0x6A09_E667_F3BC_C908);
-    for n in loop_shape_lengths() {
+    for n in lengths() {
         for count in class_input_counts() {
             for &offset in CLASS_OFFSETS {
                 let inputs = class_inputs(&mut rng, count, n);
@@ -470,7 +460,7 @@ fn class_counts_match_reference() {
 #[test]
 fn split_by_tables_matches_reference() {
     let mut rng = XorShift(0xBB67_AE85_84CA_A73B);
-    let lengths: Vec<usize> = loop_shape_lengths().into_iter().filter(|&n| n <= 300).collect();
+    let lengths: Vec<usize> = lengths().into_iter().filter(|&n| n <= 300).collect();
     for &n in &lengths {
         for count in class_input_counts().into_iter().filter(|&count| count > 0) {
             let inputs = class_inputs(&mut rng, count, n);
