@@ -142,12 +142,12 @@ pub enum SpecError {
         found: String,
     },
     /// A capacity too large for a tier (more than
-    /// [`Capacity::MAX_BLOCKS`](crate::Capacity::MAX_BLOCKS) blocks; use
+    /// [`Tier::MAX_CAPACITY`](crate::Tier::MAX_CAPACITY) blocks; use
     /// `inf`), whatever its form.
     #[error(
         "{found:?} is {}more than a tier can hold: at most {} blocks (use inf)",
         blocks.map_or(String::new(), |blocks| format!("{blocks} blocks, ")),
-        crate::Capacity::MAX_BLOCKS
+        crate::Tier::MAX_CAPACITY
     )]
     TooLarge {
         /// The text.

@@ -8,6 +8,7 @@ use core::str::FromStr;
 use prefetch_policy::AdapterWeight;
 
 use crate::error::SpecError;
+use crate::tier::Tier;
 
 /// A tier's capacity as the user wrote it; [`blocks`](Capacity::blocks)
 /// turns it into blocks.
@@ -112,9 +113,8 @@ fn whole_blocks(value: f64) -> Option<u64> {
 }
 
 impl Capacity {
-    /// The most blocks a tier holds: `2^32 − 2` (a tier indexes its
-    /// entries with `u32`, and `u32::MAX` marks no entry).
-    pub const MAX_BLOCKS: u64 = u32::MAX as u64 - 1;
+    /// The most blocks a tier holds, [`Tier::MAX_CAPACITY`]: `2^32 − 2`.
+    pub const MAX_BLOCKS: u64 = Tier::MAX_CAPACITY as u64;
 
     /// The capacity in blocks of `block_tokens` tokens, `None` for
     /// [`Infinite`](Capacity::Infinite).
