@@ -32,7 +32,7 @@ pub(crate) const WORD_BITS: usize = u64::BITS as usize;
 /// return [`BitmapError::LengthMismatch`].
 ///
 /// Bulk word work (counts, bitwise operations, unions, searches) runs on the
-/// crate's dispatched SIMD [`kernel`](crate::kernel)s.
+/// crate's dispatched SIMD [`kernel`]s.
 ///
 /// ```
 /// use bitmap_core::Bitmap;

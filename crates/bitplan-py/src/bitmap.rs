@@ -16,7 +16,7 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use crate::args;
 use crate::bits::{
-    bit_string, check_same_len, detach_if_large, gather_items, highest_set_bit, indices_list, type_name,
+    bit_string, check_same_len, detach_if_large, gather_items, highest_set_bit, indices_list, short_repr, type_name,
 };
 use crate::errors::OrPyErr;
 use crate::flavor::{AnyBitmap, PyBitmap};
@@ -374,7 +374,7 @@ impl PyBitmap {
     }
 
     fn __repr__(&self) -> PyResult<String> {
-        bit_string(&self.bits)
+        short_repr(&self.bits)
     }
 
     fn __str__(&self) -> PyResult<String> {

@@ -75,6 +75,33 @@ pub(crate) fn indices(bits: &Bitmap) -> PyResult<Vec<usize>> {
     Ok(out)
 }
 
+/// Bitmaps longer than this many bits get an abbreviated `repr`
+/// ([`short_repr`]): numpy's threshold for summarising an array.
+const REPR_THRESHOLD: usize = 1000;
+
+/// Bits shown at each end of an abbreviated `repr`.
+const REPR_EDGE_BITS: usize = 32;
+
+/// `bitplan.Bitmap`'s `repr`: the [`bit_string`] up to [`REPR_THRESHOLD`]
+/// bits; past it, as numpy abbreviates a long array, the length, the
+/// popcount and the first and last [`REPR_EDGE_BITS`] bits:
+/// `Bitmap(len=262144, popcount=3, bits=0100…0000...0000…0001)`. (A
+/// `repr` of 262,144 characters filled a terminal.)
+pub(crate) fn short_repr(bits: &Bitmap) -> PyResult<String> {
+    let len = bits.len();
+    if len <= REPR_THRESHOLD {
+        return bit_string(bits);
+    }
+    let edge =
+        |range: core::ops::Range<usize>| -> String { range.map(|i| if bits.test(i) { '1' } else { '0' }).collect() };
+    Ok(format!(
+        "Bitmap(len={len}, popcount={}, bits={}...{})",
+        bits.popcount(),
+        edge(0..REPR_EDGE_BITS),
+        edge(len - REPR_EDGE_BITS..len)
+    ))
+}
+
 /// LMCache's `repr`: one `'0'`/`'1'` per bit, or `MemoryError` if the
 /// string does not fit.
 pub(crate) fn bit_string(bits: &Bitmap) -> PyResult<String> {

@@ -8,6 +8,7 @@ use kv_replay::hybrid::{CellModel, replay_hybrid};
 use kv_replay::{AdapterConfig, Capacity, Eviction, ReplayConfig, Replayer, SpecError, TierSpec, Trace, TraceOptions};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyInt;
 
 /// A capacity or tier spec from Python: `int` blocks, `None` (unbounded),
 /// or a string as on the command line (`"1e7tok"`, `"64GiB"`,
@@ -19,7 +20,11 @@ fn tier_spec(value: &Bound<'_, PyAny>) -> PyResult<TierSpec> {
     if let Ok(blocks) = value.extract::<u64>() {
         return Ok(TierSpec::new(Capacity::Blocks(blocks)));
     }
-    let Ok(text) = value.extract::<String>() else {
+    // Any other int (past `u64`, or negative): read as its digits are on
+    // the command line, so it gets the same `ValueError` ("… is more than
+    // a tier can hold: at most … blocks").
+    let text = if value.is_instance_of::<PyInt>() { Ok(value.str()?.to_string()) } else { value.extract::<String>() };
+    let Ok(text) = text else {
         let message =
             format!("a capacity is an int (blocks), None or a str such as '1e7tok', not {}", value.get_type());
         return Err(PyTypeError::new_err(message));

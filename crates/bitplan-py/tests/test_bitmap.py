@@ -616,6 +616,31 @@ def test_repr_examples():
     assert repr(Bitmap(5, 5)) == "11111"
 
 
+def test_repr_abbreviates_past_1000_bits_as_numpy_does():
+    # Up to 1000 bits (numpy's threshold): every bit, as before.
+    assert repr(bm(1000, 1, 999)) == "0" + "1" + "0" * 997 + "1"
+    # Past it: the length, the popcount, the first and last 32 bits.
+    assert repr(bm(262144, 1, 5, 262143)) == (
+        "Bitmap(len=262144, popcount=3, bits=01000100000000000000000000000000"
+        "...00000000000000000000000000000001)"
+    )
+    assert repr(Bitmap(1001, 1001)) == "Bitmap(len=1001, popcount=1001, bits=" + "1" * 32 + "..." + "1" * 32 + ")"
+    # `str` is still every bit, and `from_bitstring` its inverse.
+    long = bm(262144, 1, 5, 262143)
+    assert len(str(long)) == 262144
+    assert Bitmap.from_bitstring(str(long)) == long
+
+
+def test_lmcache_bitmap_repr_is_unchanged():
+    from bitplan.lmcache.native import Bitmap as LmBitmap
+
+    lm = LmBitmap(2000)
+    lm.set(3)
+    # LMCache's own repr, which its tests pin: every bit, however long.
+    assert repr(lm) == "0001" + "0" * 1996
+    assert str(lm) == repr(lm)
+
+
 def test_type_stubs_are_shipped():
     import importlib.resources as resources
 

@@ -98,6 +98,27 @@ def test_bad_options(kwargs, error, message):
         bitplan.replay([[1, 2]], **kwargs)
 
 
+LIMIT = "more than a tier can hold: at most 4294967294 blocks (use inf)"
+
+
+@pytest.mark.parametrize(
+    "capacity, message",
+    [
+        # The CLI's words exactly (prefetch-plan replay --l1 ...).
+        ("99999999999999999999", f'"99999999999999999999" is {LIMIT}'),
+        (10**20, f'"100000000000000000000" is {LIMIT}'),
+        ("5000000000", f'"5000000000" is 5000000000 blocks, {LIMIT}'),
+        (2**32 - 1, f'"4294967295" is 4294967295 blocks, {LIMIT}'),
+        ("1e15tok", f'"1000000000000000tok" is 1953125000000 blocks, {LIMIT}'),
+        ("1e30tok", f'"1000000000000000000000000000000tok" is {LIMIT}'),
+    ],
+)
+def test_a_capacity_too_large_names_the_limit(capacity, message):
+    with pytest.raises(ValueError) as raised:
+        bitplan.replay([[1, 2]], capacity)
+    assert str(raised.value) == message
+
+
 def test_a_request_must_be_a_sequence_of_ints():
     with pytest.raises(TypeError, match="request 1"):
         bitplan.replay([[1], ["a"]], 10)

@@ -129,6 +129,21 @@ fn bad_options_exit_2() {
         (&["--l1", "10", "--policy", "nope"], "nope"),
         (&["--l1", "10", "--eviction", "random"], "random"),
         (&["--l1", "10", "--block-tokens", "0"], "0"),
+        // Whole numbers too large for a tier, in each form: the limit,
+        // not "not a whole number".
+        (
+            &["--l1", "99999999999999999999"],
+            "\"99999999999999999999\" is more than a tier can hold: at most 4294967294 blocks (use inf)",
+        ),
+        (
+            &["--l1", "10", "--l2", "5000000000"],
+            "\"5000000000\" is 5000000000 blocks, more than a tier can hold: at most 4294967294 blocks",
+        ),
+        (&["--l1", "1e30tok"], "tok\" is more than a tier can hold: at most 4294967294 blocks (use inf)"),
+        (
+            &["--l1", "1e30B", "--kv-bytes-per-token", "2"],
+            "B\" is more than a tier can hold: at most 4294967294 blocks",
+        ),
     ] {
         let mut argv = vec!["-"];
         argv.extend_from_slice(args);

@@ -141,13 +141,19 @@ pub enum SpecError {
         /// The text.
         found: String,
     },
-    /// A capacity too large for a tier (2^32 − 1 blocks or more; use `inf`).
-    #[error("{found:?} is {blocks} blocks, more than a tier can hold (use inf)")]
+    /// A capacity too large for a tier (more than
+    /// [`Tier::MAX_CAPACITY`](crate::Tier::MAX_CAPACITY) blocks; use
+    /// `inf`), whatever its form.
+    #[error(
+        "{found:?} is {}more than a tier can hold: at most {} blocks (use inf)",
+        blocks.map_or(String::new(), |blocks| format!("{blocks} blocks, ")),
+        crate::Tier::MAX_CAPACITY
+    )]
     TooLarge {
         /// The text.
         found: String,
-        /// The blocks it makes.
-        blocks: u64,
+        /// The blocks it makes, `None` if they are 2^64 or more.
+        blocks: Option<u64>,
     },
     /// An option after `:` that is not `weight=W` or `bw=RATE`.
     #[error("{found:?} is not a tier option: give weight=W or bw=RATE (bytes per second: 12GB/s, 2GiB/s)")]

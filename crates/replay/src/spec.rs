@@ -8,6 +8,7 @@ use core::str::FromStr;
 use prefetch_policy::AdapterWeight;
 
 use crate::error::SpecError;
+use crate::tier::Tier;
 
 /// A tier's capacity as the user wrote it; [`blocks`](Capacity::blocks)
 /// turns it into blocks.
@@ -73,11 +74,20 @@ impl FromStr for Capacity {
             Ok(Capacity::Infinite)
         } else if let Some(tokens) = text.strip_suffix("tok") {
             number(tokens).map(Capacity::Tokens).ok_or_else(bad)
+        } else if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+            // Digits alone: exact (through `f64`, 18446744073709551615
+            // would round up to 2^64).
+            let blocks = text.parse().map_err(|_| SpecError::TooLarge { found: text.to_owned(), blocks: None })?;
+            Ok(Capacity::Blocks(blocks))
         } else if let Some(blocks) = number(text) {
-            if blocks.fract() != 0.0 || blocks >= u64::MAX as f64 {
+            if blocks.fract() != 0.0 {
                 return Err(SpecError::FractionalBlocks { found: text.to_owned() });
             }
-            Ok(Capacity::Blocks(blocks as u64))
+            // A whole number past `u64` (`99999999999999999999`, `1e20`)
+            // is no `Blocks`: it is too large, not fractional.
+            let blocks =
+                whole_blocks(blocks).ok_or_else(|| SpecError::TooLarge { found: text.to_owned(), blocks: None })?;
+            Ok(Capacity::Blocks(blocks))
         } else {
             bytes(text).map(Capacity::Bytes).ok_or_else(bad)
         }
@@ -95,30 +105,50 @@ impl fmt::Display for Capacity {
     }
 }
 
+/// `value` (whole, not negative) as a `u64`, `None` if it is 2^64 or more
+/// (where `as` would saturate).
+fn whole_blocks(value: f64) -> Option<u64> {
+    // 2^64 is exact in `f64`; `u64::MAX as f64` rounds up to it.
+    (value < u64::MAX as f64).then_some(value as u64)
+}
+
 impl Capacity {
+    /// The most blocks a tier holds, [`Tier::MAX_CAPACITY`]: `2^32 − 2`.
+    pub const MAX_BLOCKS: u64 = Tier::MAX_CAPACITY as u64;
+
     /// The capacity in blocks of `block_tokens` tokens, `None` for
     /// [`Infinite`](Capacity::Infinite).
     ///
     /// # Errors
     ///
     /// [`SpecError::NeedsBytesPerToken`] for bytes without
-    /// `kv_bytes_per_token`; [`SpecError::TooLarge`] for 2^32 − 1 blocks or
-    /// more (a tier indexes its entries with `u32`).
+    /// `kv_bytes_per_token`; [`SpecError::TooLarge`] for more than
+    /// [`MAX_BLOCKS`](Capacity::MAX_BLOCKS) blocks, in any form.
+    ///
+    /// ```
+    /// use kv_replay::Capacity;
+    ///
+    /// let error = Capacity::Tokens(1e15).blocks(512, None).unwrap_err();
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "\"1000000000000000tok\" is 1953125000000 blocks, more than a tier can hold: at most 4294967294 blocks (use inf)"
+    /// );
+    /// ```
     pub fn blocks(self, block_tokens: u64, kv_bytes_per_token: Option<u64>) -> Result<Option<usize>, SpecError> {
         let blocks = match self {
             Capacity::Infinite => return Ok(None),
-            Capacity::Blocks(blocks) => blocks,
-            Capacity::Tokens(tokens) => (tokens / block_tokens as f64).floor() as u64,
+            Capacity::Blocks(blocks) => Some(blocks),
+            Capacity::Tokens(tokens) => whole_blocks((tokens / block_tokens as f64).floor()),
             Capacity::Bytes(bytes) => {
                 let per_token =
                     kv_bytes_per_token.ok_or_else(|| SpecError::NeedsBytesPerToken { found: self.to_string() })?;
-                (bytes / (per_token as f64 * block_tokens as f64)).floor() as u64
+                whole_blocks((bytes / (per_token as f64 * block_tokens as f64)).floor())
             }
         };
-        if blocks >= u64::from(u32::MAX) {
-            return Err(SpecError::TooLarge { found: self.to_string(), blocks });
+        match blocks {
+            Some(blocks) if blocks <= Capacity::MAX_BLOCKS => Ok(Some(blocks as usize)),
+            _ => Err(SpecError::TooLarge { found: self.to_string(), blocks }),
         }
-        Ok(Some(blocks as usize))
     }
 }
 
@@ -198,12 +228,53 @@ mod tests {
         assert!(matches!("2.5".parse::<Capacity>(), Err(SpecError::FractionalBlocks { .. })));
     }
 
+    /// A whole number too large for a tier says so, and the limit, in every
+    /// form: blocks past `u64` when parsed, the rest when made blocks.
+    #[test]
+    fn too_large_capacities_name_the_limit() {
+        let limit = "more than a tier can hold: at most 4294967294 blocks (use inf)";
+        for huge in ["99999999999999999999", "1e20", "18446744073709551616"] {
+            let error = huge.parse::<Capacity>().unwrap_err();
+            assert_eq!(error, SpecError::TooLarge { found: huge.to_owned(), blocks: None });
+            assert_eq!(error.to_string(), format!("{huge:?} is {limit}"));
+        }
+        // The largest `u64` parses; the tier rejects it, with its count.
+        let max: Capacity = "18446744073709551615".parse().unwrap();
+        assert_eq!(
+            max.blocks(16, None).unwrap_err().to_string(),
+            format!("\"18446744073709551615\" is 18446744073709551615 blocks, {limit}")
+        );
+        assert_eq!(Capacity::Blocks(Capacity::MAX_BLOCKS).blocks(16, None), Ok(Some(4_294_967_294)));
+        let one_more = Capacity::Blocks(Capacity::MAX_BLOCKS + 1).blocks(16, None).unwrap_err();
+        assert_eq!(one_more.to_string(), format!("\"4294967295\" is 4294967295 blocks, {limit}"));
+        // Tokens and bytes: with their block count while it fits in `u64`,
+        // without it past (where `as` would have saturated to u64::MAX).
+        let tokens: Capacity = "1e15tok".parse().unwrap();
+        assert_eq!(
+            tokens.blocks(512, None).unwrap_err().to_string(),
+            format!("\"1000000000000000tok\" is 1953125000000 blocks, {limit}")
+        );
+        let far: Capacity = "1e30tok".parse().unwrap();
+        assert_eq!(far.blocks(512, None), Err(SpecError::TooLarge { found: far.to_string(), blocks: None }),);
+        let bytes: Capacity = "1e30B".parse().unwrap();
+        assert!(bytes.blocks(16, Some(2)).unwrap_err().to_string().ends_with(&format!("is {limit}")));
+        let bytes = Capacity::Bytes(6.4e16);
+        assert_eq!(
+            bytes.blocks(1, Some(1)).unwrap_err(),
+            SpecError::TooLarge { found: bytes.to_string(), blocks: Some(64_000_000_000_000_000) }
+        );
+        assert_eq!("1e4tok".parse::<Capacity>().unwrap().blocks(512, None), Ok(Some(19)));
+    }
+
     #[test]
     fn blocks() {
         assert_eq!(Capacity::Tokens(1023.0).blocks(512, None), Ok(Some(1)));
         assert_eq!(Capacity::Bytes(1e9).blocks(16, Some(1000)), Ok(Some(62_500)));
         assert!(matches!(Capacity::Bytes(1e9).blocks(16, None), Err(SpecError::NeedsBytesPerToken { .. })));
-        assert!(matches!(Capacity::Blocks(1 << 33).blocks(16, None), Err(SpecError::TooLarge { .. })));
+        assert_eq!(
+            Capacity::Blocks(1 << 33).blocks(16, None),
+            Err(SpecError::TooLarge { found: "8589934592".to_owned(), blocks: Some(1 << 33) })
+        );
     }
 
     #[test]

@@ -112,6 +112,10 @@ pub struct Tier {
 }
 
 impl Tier {
+    /// The most keys a tier holds: `2^32 − 2` (nodes are indexed by `u32`,
+    /// and `u32::MAX` marks the end of the list).
+    pub const MAX_CAPACITY: usize = NIL as usize - 1;
+
     /// An empty tier holding at most `capacity` keys (`None`: unbounded).
     ///
     /// # Panics

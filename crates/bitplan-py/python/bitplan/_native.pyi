@@ -52,7 +52,7 @@ class Bitmap:
         ``ValueError`` on another length or a set bit past ``size``."""
     @staticmethod
     def from_bitstring(bits: str) -> Bitmap:
-        """The inverse of ``repr``: ``"0110"`` has bits 1 and 2 set."""
+        """The inverse of ``str`` (and of ``repr`` up to 1000 bits): ``"0110"`` has bits 1 and 2 set."""
     @staticmethod
     def from_bools(bools: Iterable[bool]) -> Bitmap: ...
 
@@ -123,7 +123,13 @@ class Bitmap:
     def __deepcopy__(self, memo: dict[int, Any], /) -> Bitmap: ...
     def __reduce__(self) -> tuple[Any, ...]: ...
     def __repr__(self) -> str:
-        """LMCache's form: one ``'0'``/``'1'`` per bit, bit 0 first."""
+        """LMCache's form up to 1000 bits: one ``'0'``/``'1'`` per bit, bit 0 first.
+        Longer bitmaps are abbreviated as numpy abbreviates a long array: the
+        length, the popcount and the first and last 32 bits,
+        ``Bitmap(len=262144, popcount=3, bits=0100…0000...0000…0001)``.
+        ``str`` is always every bit."""
+    def __str__(self) -> str:
+        """One ``'0'``/``'1'`` per bit, bit 0 first (LMCache's ``repr``)."""
 
 # ---------------------------------------------------------------------------
 # Flat prefetch policies (the seed's select_load_plan API)

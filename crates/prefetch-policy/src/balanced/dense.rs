@@ -27,11 +27,12 @@
 //! super-block is routed with fixed owners in one pass of
 //! [`kernel::split_by_tables`] (each output word is its lookup word AND
 //! the entry of its table that the other lookups select; the tables say
-//! which classes it owns); in a super-block where an owner changes, runs
-//! of [`SCAN_WORDS`] words are counted for each changing class to find the
-//! words where its quotas end, the stretches between those words are
-//! routed with fixed owners, and only those words are split class by
-//! class. Above, every word is routed class by class.
+//! which classes it owns); in a super-block where an owner changes, the
+//! words where the changing classes' quotas end are found class by class
+//! (see [`ChangeSearch`]: by halving it with [`kernel::class_counts`]
+//! calls, or by counting runs of it from its start), the stretches
+//! between those words are routed with fixed owners, and only those words
+//! are split class by class. Above, every word is routed class by class.
 
 use bitmap_core::{Bitmap, SplitWriter, kernel};
 
@@ -102,6 +103,19 @@ pub(super) fn plan<const P: usize, const C: usize, const D: usize, const B: usiz
     weights: &[f64],
     plan: &mut LoadPlan,
 ) {
+    plan_with::<P, C, D, B>(num_keys, indices, inputs, weights, plan, ChangeSearch::for_active_kernel());
+}
+
+/// [`plan`], finding the words where owners change by `search` (the same
+/// words either way).
+fn plan_with<const P: usize, const C: usize, const D: usize, const B: usize>(
+    num_keys: usize,
+    indices: &[usize],
+    inputs: &[&[u64]],
+    weights: &[f64],
+    plan: &mut LoadPlan,
+    search: ChangeSearch,
+) {
     debug_assert!(C == 1 << P && B == MAX_SUPER_BLOCKS.min(RECORD_WORDS / C));
     debug_assert!(D == if P > MAX_KERNEL_PARTICIPANTS { P - 2 } else { 0 });
     debug_assert!(indices.len() == P && inputs.len() == P && weights.len() == P);
@@ -119,6 +133,11 @@ pub(super) fn plan<const P: usize, const C: usize, const D: usize, const B: usiz
     for (block, record) in records.iter_mut().take(blocks).enumerate() {
         let range = block * block_words..words.min((block + 1) * block_words);
         count_classes::<P, C>(&inputs, range, &mut products, record);
+    }
+    // Summed after all the counts rather than after each: reading a
+    // kernel call's counts waits for its last sums, which the next call's
+    // loop can otherwise overlap.
+    for record in records.iter().take(blocks) {
         for (total, &count) in totals.iter_mut().zip(record.iter()) {
             *total += count;
         }
@@ -156,15 +175,21 @@ pub(super) fn plan<const P: usize, const C: usize, const D: usize, const B: usiz
     let mut writer = SplitWriter::new(num_keys, outputs);
     if P <= MAX_KERNEL_PARTICIPANTS {
         let mut router = Router { inputs: &inputs, writer: &mut writer, tables: [0; P], end: 0 };
+        // (Rebuilt only where an owner changes: most super-blocks keep them.)
+        let mut tables = owners.tables();
         for (block, record) in records.iter().take(blocks).enumerate() {
             let range = block * block_words..words.min((block + 1) * block_words);
             if (1..C).all(|class| record[class] <= owners.left[class]) {
-                router.fixed(range.end, owners.tables());
+                router.fixed(range.end, tables);
             } else {
-                route_changing_block::<P, C>(&mut router, range, record, &owners, &flow);
+                route_changing_block::<P, C>(&mut router, range, record, &owners, &flow, search);
             }
+            let before = owners.owner;
             for (class, &keys) in record.iter().enumerate().skip(1) {
                 owners.take(class, keys, &flow);
+            }
+            if owners.owner != before {
+                tables = owners.tables();
             }
         }
         router.flush();
@@ -366,10 +391,15 @@ fn class_mask<const P: usize>(held: &[u64; P], class: usize) -> u64 {
     held.iter().enumerate().fold(u64::MAX, |mask, (p, &bits)| mask & if class >> p & 1 == 1 { bits } else { !bits })
 }
 
-/// Words counted at a time when looking for the words where owners change.
+/// The longest run [`ChangeSearch::Halving`] searches word by word for the
+/// words where owners change: one AVX-512 vector.
+const LEAF_WORDS: usize = 8;
+
+/// Words counted at a time by [`ChangeSearch::Scan`].
 const SCAN_WORDS: usize = 16;
 
-/// The keys of `class` in the words `run`.
+/// The keys of `class` in the words `run`, without a branch per word (the
+/// compiler vectorises it with SSE2).
 #[inline]
 fn class_keys<const P: usize>(inputs: &[&[u64]; P], run: core::ops::Range<usize>, class: usize) -> u64 {
     // The complement of every lookup not in `class`: XOR with all ones.
@@ -387,51 +417,35 @@ fn class_keys<const P: usize>(inputs: &[&[u64]; P], run: core::ops::Range<usize>
 /// `MAX_KERNEL_PARTICIPANTS` participants: one per (class, participant).
 const MAX_CHANGES: usize = MAX_KERNEL_PARTICIPANTS << (MAX_KERNEL_PARTICIPANTS - 1);
 
+/// A word where a class changes owner: (word, class, its owner and quota
+/// left at the start of the word).
+type Change = (usize, usize, u8, u64);
+
 /// Routes a super-block in which some classes change owner (`record`: its
 /// class counts; `owners`: the state at its start, left unchanged).
 ///
-/// Scans only those classes to find the words where an owner changes,
-/// routes the runs between them with fixed owners, and splits only those
-/// words class by class.
+/// Finds the words where an owner changes, class by class, by `search`
+/// (see [`ChangeSearch`]), routes the runs between them with fixed owners,
+/// and splits only those words class by class.
 fn route_changing_block<const P: usize, const C: usize>(
     router: &mut Router<'_, '_, '_, P>,
     range: core::ops::Range<usize>,
     record: &[u64],
     owners: &Owners<P, C>,
     flow: &[[u64; P]; C],
+    search: ChangeSearch,
 ) {
     let inputs = router.inputs;
     let held = |word: usize| -> [u64; P] { core::array::from_fn(|p| inputs[p][word]) };
-    // The words where some class changes owner: (word, class, its owner and
-    // quota left at the start of the word).
-    let mut changes = [(0usize, 0usize, 0u8, 0u64); MAX_CHANGES];
+    let mut changes: [Change; MAX_CHANGES] = [(0, 0, 0, 0); MAX_CHANGES];
     let mut count = 0;
     let mut state = Owners::<P, C> { owner: owners.owner, left: owners.left };
+    let found = &mut Found { changes: &mut changes, count: &mut count };
     for class in (1..C).filter(|&class| record[class] > owners.left[class]) {
-        let mut remaining = record[class];
-        // A run of `SCAN_WORDS` words at a time, counted without a branch
-        // per word; word by word only in the runs where the quota runs out.
-        for run in range.clone().step_by(SCAN_WORDS) {
-            if remaining <= state.left[class] {
-                break;
-            }
-            let run = run..range.end.min(run + SCAN_WORDS);
-            let keys = class_keys(inputs, run.clone(), class);
-            if keys < state.left[class] {
-                state.take(class, keys, flow);
-                remaining -= keys;
-                continue;
-            }
-            for word in run {
-                let keys = u64::from(class_mask(&held(word), class).count_ones());
-                if keys >= state.left[class] && state.left[class] > 0 {
-                    // At most one change per (class, participant): never full.
-                    changes[count] = (word, class, state.owner[class], state.left[class]);
-                    count += 1;
-                }
-                state.take(class, keys, flow);
-                remaining -= keys;
-            }
+        let class_run = ClassRun { range: range.clone(), class, keys: record[class] };
+        match search {
+            ChangeSearch::Halving => find_changes_halving(inputs, class_run, &mut state, flow, found),
+            ChangeSearch::Scan => find_changes_scan(inputs, class_run, &mut state, flow, found),
         }
     }
     let changes = &mut changes[..count];
@@ -462,6 +476,146 @@ fn route_changing_block<const P: usize, const C: usize>(
         router.push(out);
     }
     router.fixed(range.end, routing.tables());
+}
+
+/// How [`route_changing_block`] finds the words where owners change. Both
+/// find the same words; which is faster depends on what a
+/// [`kernel::class_counts`] call of a few hundred words costs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ChangeSearch {
+    /// Halve the super-block down to the run of [`LEAF_WORDS`] words where
+    /// a quota ends, the first half of each counted by one
+    /// [`kernel::class_counts`] call: 5 calls on 248 words for a
+    /// super-block of 256 words with one change.
+    Halving,
+    /// Count runs of [`SCAN_WORDS`] words from the start of the
+    /// super-block up to the run where a quota ends, in this crate's own
+    /// loop (see [`class_keys`]).
+    Scan,
+}
+
+impl ChangeSearch {
+    /// [`Halving`](ChangeSearch::Halving) on the AVX-512 kernel, whose
+    /// `class_counts` counts a vector in one `vpopcntq` per class and takes
+    /// 15–50 ns for 8–128 words; [`Scan`](ChangeSearch::Scan) on the others,
+    /// whose `class_counts` takes 2–3× as long at those lengths (AVX2's
+    /// Harley–Seal loop needs 64 words, and counts shorter runs word by
+    /// word). At 262,144 keys × 3 adapters, interleaved, the halving took
+    /// the `balanced` plan from 2.67× to 2.55× the `default` plan on
+    /// AVX-512, and from 4.37× to 4.78× on AVX2.
+    fn for_active_kernel() -> ChangeSearch {
+        if kernel::Kernel::active().kind() == kernel::KernelKind::Avx512 {
+            ChangeSearch::Halving
+        } else {
+            ChangeSearch::Scan
+        }
+    }
+}
+
+/// The keys of one class in a run of words: where to look for the words
+/// where its owner changes.
+struct ClassRun {
+    range: core::ops::Range<usize>,
+    class: usize,
+    /// The keys of `class` in `range`.
+    keys: u64,
+}
+
+/// The words found where a class changes owner.
+struct Found<'c> {
+    changes: &'c mut [Change; MAX_CHANGES],
+    count: &'c mut usize,
+}
+
+impl Found<'_> {
+    /// Searches `run` word by word from `state` (moved to its end), adding
+    /// the words where the owner of `class` changes.
+    fn search_words<const P: usize, const C: usize>(
+        &mut self,
+        inputs: &[&[u64]; P],
+        run: core::ops::Range<usize>,
+        class: usize,
+        state: &mut Owners<P, C>,
+        flow: &[[u64; P]; C],
+    ) {
+        for word in run {
+            let held: [u64; P] = core::array::from_fn(|p| inputs[p][word]);
+            let keys = u64::from(class_mask(&held, class).count_ones());
+            if keys >= state.left[class] && state.left[class] > 0 {
+                // At most one change per (class, participant): never full.
+                self.changes[*self.count] = (word, class, state.owner[class], state.left[class]);
+                *self.count += 1;
+            }
+            state.take(class, keys, flow);
+        }
+    }
+}
+
+/// Adds to `found` the words of `run` where its class changes owner, from
+/// its owner and quota left at the start (in `state`, which it moves to
+/// the end of the run), by [halving](ChangeSearch::Halving).
+///
+/// The class changes owner in a run exactly when the run holds at least
+/// the quota left to its owner. A run where it does not is passed over
+/// whole; a run of at most [`LEAF_WORDS`] words is searched word by word;
+/// a longer one is halved, the first half counted by one
+/// [`kernel::class_counts`] call (the second half's keys are the rest).
+fn find_changes_halving<const P: usize, const C: usize>(
+    inputs: &[&[u64]; P],
+    run: ClassRun,
+    state: &mut Owners<P, C>,
+    flow: &[[u64; P]; C],
+    found: &mut Found<'_>,
+) {
+    let ClassRun { range, class, keys } = run;
+    if keys < state.left[class] || state.left[class] == 0 {
+        state.take(class, keys, flow);
+        return;
+    }
+    if range.len() <= LEAF_WORDS {
+        found.search_words(inputs, range, class, state, flow);
+        return;
+    }
+    // Halves at a multiple of `LEAF_WORDS` from the start (super-blocks
+    // start at one), so the counts' loads stay on the inputs' alignment.
+    let middle = range.start + (range.len() / 2).next_multiple_of(LEAF_WORDS);
+    let first_half: [&[u64]; P] = core::array::from_fn(|p| &inputs[p][range.start..middle]);
+    let mut counts = [0u64; C];
+    kernel::class_counts(&first_half, &mut counts);
+    let first = counts[class];
+    let halves = [(range.start..middle, first), (middle..range.end, keys - first)];
+    for (range, keys) in halves {
+        find_changes_halving(inputs, ClassRun { range, class, keys }, state, flow, found);
+    }
+}
+
+/// [`find_changes_halving`]'s words by a [scan](ChangeSearch::Scan): runs
+/// of [`SCAN_WORDS`] words from the start, up to the last change, each
+/// counted in one loop without a branch per word, and word by word only
+/// where a quota ends.
+fn find_changes_scan<const P: usize, const C: usize>(
+    inputs: &[&[u64]; P],
+    run: ClassRun,
+    state: &mut Owners<P, C>,
+    flow: &[[u64; P]; C],
+    found: &mut Found<'_>,
+) {
+    let ClassRun { range, class, keys: mut remaining } = run;
+    for start in range.clone().step_by(SCAN_WORDS) {
+        if remaining <= state.left[class] {
+            break;
+        }
+        let run = start..range.end.min(start + SCAN_WORDS);
+        let keys = class_keys(inputs, run.clone(), class);
+        remaining -= keys;
+        if keys < state.left[class] {
+            state.take(class, keys, flow);
+        } else {
+            found.search_words(inputs, run, class, state, flow);
+        }
+    }
+    // (The rest fits in the quota left.)
+    state.take(class, remaining, flow);
 }
 
 /// `bits` without its `n` lowest set bits.
@@ -552,6 +706,76 @@ mod tests {
         }
         expected[0] = 0;
         assert_eq!(counts, expected, "{P} participants");
+    }
+
+    /// Both change searches plan what the key-by-key engine plans, on
+    /// lookups whose owners change inside super-blocks at many places
+    /// (several densities, weights and lengths, word 0 and the last word
+    /// included), whichever kernel is active.
+    #[test]
+    fn both_change_searches_plan_the_same() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut changing_blocks = 0;
+        for case in 0..60 {
+            let words = [1, 7, 64, 100, 257, 1000, 4096][case % 7];
+            let num_keys = words * 64 - case % 3;
+            let lookups: Vec<Bitmap> = (0..3)
+                .map(|p| {
+                    let mut bits: Vec<u64> = (0..words)
+                        .map(|_| if (case + p) % 4 == 0 { next() | next() } else { next() & next() })
+                        .collect();
+                    if num_keys % 64 != 0 {
+                        bits[words - 1] &= (1 << (num_keys % 64)) - 1;
+                    }
+                    Bitmap::from_word_slice(num_keys, &bits).unwrap()
+                })
+                .collect();
+            let inputs: Vec<&[u64]> = lookups.iter().map(Bitmap::as_words).collect();
+            let indices = [0, 1, 2];
+            let weights = [[1.0, 1.0, 1.0], [2.0, 1.0, 1.0], [0.3, 1.0, 2.5]][case % 3];
+            let mut expected = LoadPlan::new(num_keys);
+            super::super::general::plan(num_keys, &indices, &inputs, &weights, &mut expected);
+            for search in [ChangeSearch::Halving, ChangeSearch::Scan] {
+                let mut planned = LoadPlan::new(0);
+                planned.reset(num_keys);
+                plan_with::<3, 8, 0, 16>(num_keys, &indices, &inputs, &weights, &mut planned, search);
+                assert_eq!(planned, expected, "case {case}, {search:?}");
+            }
+            // (Whether this case exercised a change inside a super-block:
+            // the routing differs from one fixed table per super-block.)
+            let words_per_block = MIN_SUPER_BLOCK_WORDS.max(words.div_ceil(16)).next_multiple_of(8);
+            changing_blocks += usize::from(changes_inside_blocks(&expected, &inputs, words_per_block));
+        }
+        assert!(changing_blocks >= 10, "only {changing_blocks} cases change owners inside a super-block");
+    }
+
+    /// Whether some adapter's share of some class changes inside a
+    /// super-block of `block_words` words (not at its first word).
+    fn changes_inside_blocks(plan: &LoadPlan, inputs: &[&[u64]], block_words: usize) -> bool {
+        let outputs: Vec<&[u64]> = (0..3).map(|a| plan.get(a).map_or(&[][..], Bitmap::as_words)).collect();
+        let owner_of = |word: usize, bit: usize| -> Option<(usize, usize)> {
+            let class = (0..3).filter(|&p| inputs[p][word] >> bit & 1 == 1).fold(0, |c, p| c | 1 << p);
+            let owner = (0..3).find(|&a| outputs[a].get(word).is_some_and(|w| w >> bit & 1 == 1))?;
+            Some((class, owner))
+        };
+        let mut last_owner = [usize::MAX; 8];
+        for word in 0..inputs[0].len() {
+            for bit in 0..64 {
+                if let Some((class, owner)) = owner_of(word, bit) {
+                    if last_owner[class] != usize::MAX && last_owner[class] != owner && word % block_words != 0 {
+                        return true;
+                    }
+                    last_owner[class] = owner;
+                }
+            }
+        }
+        false
     }
 
     #[test]

@@ -10,8 +10,8 @@
 //! group only if all `R` of its rank bits are.
 //!
 //! - Flat layout (chunk-major): bit `j·G·R + g·R + r` is chunk `j`, group
-//!   `g`, rank `r`. [`fold`] gives the servable lengths, [`unfold`] the keys a
-//!   hit needs, [`fold_unfold_ranked`] and [`fold_unfold`] both at once.
+//!   `g`, rank `r`. [`fold`](fn@fold) gives the servable lengths, [`unfold`](fn@unfold) the keys a
+//!   hit needs, [`fold_unfold_ranked`] and [`fold_unfold`](fn@fold_unfold) both at once.
 //! - Grouped layout: one `C`-bit row per (group, rank), paired one to one
 //!   with `windows`: [`fold_grouped`], [`unfold_grouped`],
 //!   [`fold_unfold_grouped`].

@@ -468,9 +468,10 @@ unsafe fn split_by_tables_of<V: Vector, const P: usize, const K: usize>(
     let w = V::WORDS;
     let mut i = 0;
     // SAFETY: every input and output holds at least `n` words and indices
-    // are checked against `n` by the loop conditions; the outputs are
-    // distinct `&mut` slices, so no store hits an input or another output;
-    // the caller guarantees V's feature.
+    // are checked against `n` by the loop conditions (the head's words are
+    // fewer than `w`, of at least `2 * w`); the outputs are distinct `&mut`
+    // slices, so no store hits an input or another output; the caller
+    // guarantees V's feature.
     //
     // (Plain loops rather than `array::from_fn`: its closures are not
     // compiled with this function's target features, so intrinsics called
@@ -482,6 +483,19 @@ unsafe fn split_by_tables_of<V: Vector, const P: usize, const K: usize>(
                 if table >> entry & 1 == 1 {
                     *vector = V::splat(u64::MAX);
                 }
+            }
+        }
+        // The words before the first output's next vector boundary one at a
+        // time, so that the main loop's stores (and its loads, where the
+        // slices share that alignment, as the runs of a `SplitWriter` do)
+        // do not cross a cache line: a `balanced` plan routes its words in
+        // runs that start wherever an owner changed. (Only with a main loop
+        // after them.)
+        if n >= 2 * w {
+            let head = (dst[0] as usize).wrapping_neg() % (w * 8) / 8;
+            while i < head {
+                split_scalar::<P>(&src, &dst, &tables, i);
+                i += 1;
             }
         }
         while i + w <= n {
@@ -499,14 +513,27 @@ unsafe fn split_by_tables_of<V: Vector, const P: usize, const K: usize>(
             i += w;
         }
         while i < n {
-            let mut held = [0u64; P];
-            for (word, src) in held.iter_mut().zip(&src) {
-                *word = *src.add(i);
-            }
-            for (a, &table) in tables.iter().enumerate() {
-                dst[a].add(i).write(split_word(&held, a, table));
-            }
+            split_scalar::<P>(&src, &dst, &tables, i);
             i += 1;
+        }
+    }
+}
+
+/// Word `i` of the table-driven split (see [`split_by_tables_of`]), one
+/// word at a time.
+///
+/// # Safety
+/// Every input and output holds word `i`; no output overlaps an input.
+#[inline(always)]
+unsafe fn split_scalar<const P: usize>(src: &[*const u64; P], dst: &[*mut u64; P], tables: &[u8; P], i: usize) {
+    let mut held = [0u64; P];
+    // SAFETY: the caller guarantees word `i` of every input and output.
+    unsafe {
+        for (word, src) in held.iter_mut().zip(src) {
+            *word = *src.add(i);
+        }
+        for (a, &table) in tables.iter().enumerate() {
+            dst[a].add(i).write(split_word(&held, a, table));
         }
     }
 }

@@ -1,5 +1,5 @@
 //! BMI2's `pext`/`pdep` as the [`BitMoves`] of the bit-move loops in
-//! [`bits`](crate::kernel::bits), used by every x86-64 kernel where they
+//! [`bits`], used by every x86-64 kernel where they
 //! are fast.
 //!
 //! AMD's Zen 1 and Zen 2 (family 17h) implement `pext` and `pdep` in

@@ -1,14 +1,20 @@
 """Type stubs for :mod:`bitplan.lmcache.native` (LMCache's ``lmcache_native``)."""
 
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar, final
+from typing import Any, Protocol, TypeVar, final
 
 _T = TypeVar("_T")
 #: What ``batched_set`` and ``Bitmap(size, positions)`` take: a list, tuple
 #: or range of ints, a numpy integer array, or a numpy bool mask.
 Positions = Iterable[int] | Any
 
-from bitplan.lmcache.grids import Bitmap2D
+class _BitmapRows(Protocol):
+    """What ``fold_grouped`` reads its rows from: a sequence of ``Bitmap``
+    rows, or a ``bitplan.lmcache.grids.Bitmap2D``. (A protocol rather than
+    an import of ``Bitmap2D``: ``grids.pyi`` imports ``Bitmap`` from here.)"""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int, /) -> Bitmap: ...
 
 @final
 class Bitmap:
@@ -40,5 +46,5 @@ class Bitmap:
 
 def fold(found: Bitmap, num_chunks: int, num_ranks: int, group_windows: Sequence[int]) -> Bitmap: ...
 def unfold(hit_length: int, num_chunks: int, num_ranks: int, group_windows: Sequence[int]) -> Bitmap: ...
-def fold_grouped(rows: Sequence[Bitmap] | Bitmap2D, windows: Sequence[int]) -> Bitmap: ...
+def fold_grouped(rows: _BitmapRows, windows: Sequence[int]) -> Bitmap: ...
 def unfold_grouped(hit_length: int, num_chunks: int, windows: Sequence[int]) -> list[Bitmap]: ...

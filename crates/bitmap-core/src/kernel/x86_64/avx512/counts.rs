@@ -5,7 +5,7 @@
 use core::arch::x86_64::*;
 use core::marker::PhantomData;
 
-use super::lanes::{W, first_lanes, load};
+use super::lanes::{W, first_lanes, load, words_to_line};
 use crate::kernel::generic::{And, AndNot, BinaryOp, Or, Xor};
 use crate::kernel::vector::Vector;
 
@@ -60,13 +60,6 @@ impl<O: BinaryOp> Operand for Two<O> {
     fn first(self) -> *const u64 {
         self.0
     }
-}
-
-/// The words before the first 64-byte boundary at or after `ptr`: at most
-/// 7, since words are 8-byte aligned.
-#[inline(always)]
-fn words_to_line(ptr: *const u64) -> usize {
-    (ptr as usize).wrapping_neg() % 64 / 8
 }
 
 /// The set bits of the first `n` words of `src`: the words before the

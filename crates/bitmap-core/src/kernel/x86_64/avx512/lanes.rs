@@ -154,6 +154,13 @@ unsafe fn ternlog_emulated<const IMM: i32>(a: __m512i, b: __m512i, c: __m512i) -
 // Masked loads and stores
 // ---------------------------------------------------------------------------
 
+/// The words before the first 64-byte boundary at or after `ptr`: at most
+/// 7, since words are 8-byte aligned.
+#[inline(always)]
+pub(super) fn words_to_line(ptr: *const u64) -> usize {
+    (ptr as usize).wrapping_neg() % 64 / 8
+}
+
 /// The `k` mask of the first `n` lanes, `n` at most 8.
 #[inline(always)]
 pub(super) fn first_lanes(n: usize) -> __mmask8 {

@@ -5,7 +5,7 @@
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
-use super::lanes::{W, first_lanes, load, store, ternlog, truth_table};
+use super::lanes::{W, first_lanes, load, store, ternlog, truth_table, words_to_line};
 use crate::kernel::classes::exact_from_common;
 use crate::kernel::vector::Vector;
 
@@ -302,7 +302,16 @@ unsafe fn split_step<const P: usize, const K: usize, const TAIL: bool>(
 /// [`split_by_tables`](crate::kernel::split_by_tables)): output `a` is
 /// input `a` AND the entry of its table that the other `K` inputs' bits
 /// select, through a multiplexer tree whose every node is one `vpternlogq`
-/// select. The tail is one masked step.
+/// select. The words before the first output's next cache line are one
+/// masked step, so that the main loop's stores (and its loads, where the
+/// slices share that alignment, as the runs of a [`SplitWriter`] do) do
+/// not cross a line: Zen 4 splits a 512-bit access into two 256-bit
+/// halves, and one that crosses a line costs about twice as much. A
+/// `balanced` plan routes its words in runs that start wherever an owner
+/// changed, mostly not on a line; unaligned, the rest of its split took
+/// most of a `default` plan's time more. The tail is one masked step.
+///
+/// [`SplitWriter`]: crate::SplitWriter
 ///
 /// # Safety
 /// `inputs`, `tables` and `outputs` have at least `P` entries; the CPU
@@ -323,9 +332,10 @@ unsafe fn split_by_tables_of<const P: usize, const K: usize>(
     }
     let mut i = 0;
     // SAFETY: every input and output holds at least `n` words and each step
-    // covers words below `n` (the loop condition, the tail's mask); the
-    // outputs are distinct `&mut` slices, so no store hits an input or
-    // another output; the caller guarantees the features.
+    // covers words below `n` (the head's mask covers at most 7 words of more
+    // than 8, the loop condition, the tail's mask); the outputs are distinct
+    // `&mut` slices, so no store hits an input or another output; the
+    // caller guarantees the features.
     unsafe {
         let mut entries = [[__m512i::zero(); 8]; P];
         for (entries, &table) in entries.iter_mut().zip(tables) {
@@ -333,6 +343,14 @@ unsafe fn split_by_tables_of<const P: usize, const K: usize>(
                 if table >> entry & 1 == 1 {
                     *vector = __m512i::splat(u64::MAX);
                 }
+            }
+        }
+        // Only with a main loop after it: a shorter run is one or two
+        // masked steps either way.
+        if n > W {
+            i = words_to_line(dst[0]);
+            if i > 0 {
+                split_step::<P, K, true>(&src, &dst, &entries, 0, first_lanes(i));
             }
         }
         while i + W <= n {
