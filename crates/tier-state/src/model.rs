@@ -1,0 +1,1 @@
+//! The plain model (filled in next).
