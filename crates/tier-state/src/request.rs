@@ -36,7 +36,8 @@ pub trait Keys: sealed::Sealed {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// The grid shape of the request, `(rows, cols)`; `(1, len)` for a slice.
+    /// The grid shape of the request, `(rows, cols)`; `(1, len)` for a slice,
+    /// `(0, 0)` for a grid without rows.
     fn shape(&self) -> (usize, usize);
     /// Calls `f` with each key and its position, in request order.
     fn for_each(&self, f: impl FnMut(Pos, TierKey));
@@ -113,7 +114,9 @@ impl Keys for GridKeys<'_> {
     }
 
     fn shape(&self) -> (usize, usize) {
-        (self.rows.len(), self.hashes.len())
+        // A grid without rows has the shape (0, 0), as `Grid` (and
+        // LMCache's `Bitmap2D([])`) has it.
+        if self.rows.is_empty() { (0, 0) } else { (self.rows.len(), self.hashes.len()) }
     }
 
     #[inline]
