@@ -6,13 +6,15 @@
 //! minimum over the rounds are printed (the machine is shared: the minimum
 //! is the least disturbed round).
 //!
-//! `cargo run --release -p tier-state --example tier_speed [-- rounds [resident]]`
-//! (defaults: 300 rounds, 100,000 resident keys).
+//! `cargo run --release -p tier-state --example tier_speed [-- rounds [resident [lru|noop]]]`
+//! (defaults: 300 rounds, 100,000 resident keys, LRU).
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use tier_state::{Answer, Batch, Flags, GridBatch, GridKeys, Tier, TierConfig, TierKey};
+use tier_state::{
+    Answer, Batch, EvictionPolicy, Flags, GridBatch, GridKeys, Lru, NoEviction, SystemClock, Tier, TierConfig, TierKey,
+};
 
 const BATCH: usize = 4096;
 
@@ -57,7 +59,12 @@ fn timed<A: Answer>(
 fn main() {
     let rounds: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(300);
     let resident: usize = std::env::args().nth(2).and_then(|a| a.parse().ok()).unwrap_or(100_000);
-    let mut tier = Tier::new(TierConfig::new(resident + 4 * BATCH)).expect("capacity");
+    let policy: Box<dyn EvictionPolicy> = match std::env::args().nth(3).as_deref() {
+        Some("noop") => Box::new(NoEviction),
+        _ => Box::new(Lru::new()),
+    };
+    let config = TierConfig::new(resident + 4 * BATCH);
+    let mut tier = Tier::with_parts(config, Box::new(SystemClock::new()), policy).expect("capacity");
     let mut answer = Batch::default();
     let others: Vec<TierKey> = (0..resident as u64).map(|i| TierKey::new(mix(i), (i % 64) as u32)).collect();
     tier.reserve_write(&others[..], Flags::All(false), 0, &mut answer).unwrap();

@@ -45,7 +45,7 @@ impl Tier {
         {
             let Tier { table, slots, events, .. } = self;
             keys.for_each(|pos, key| {
-                let Some(slot) = table.find(key) else {
+                let Some((slot, bucket)) = table.find_at(&slots.recs, key) else {
                     out.fail(pos, Outcome::KeyNotExist);
                     return;
                 };
@@ -63,8 +63,7 @@ impl Tier {
                     deleted += 1;
                 }
                 events.push(slot);
-                let next = table.free(slot);
-                slots.count[slot as usize] = next;
+                table.free_at(&mut slots.recs, slot, bucket);
                 out.succeed(pos, slot);
             });
         }
@@ -87,8 +86,8 @@ impl Tier {
         self.check("touch", keys)?;
         self.begin(out, keys.shape(), false);
         {
-            let Tier { table, events, .. } = self;
-            keys.for_each(|pos, key| match table.find(key) {
+            let Tier { table, slots, events, .. } = self;
+            keys.for_each(|pos, key| match table.find(&slots.recs, key) {
                 Some(slot) => {
                     events.push(slot);
                     out.succeed(pos, slot);
@@ -151,7 +150,7 @@ impl Tier {
         report.staging_remaining = self.staging_count;
         self.report_removed();
         for slot in touched.into_iter().chain(staged) {
-            if self.table.find(self.table.key(slot)) == Some(slot) {
+            if self.table.find(&self.slots.recs, self.slots.key(slot)) == Some(slot) {
                 self.free_if_empty(slot);
             }
         }
@@ -167,7 +166,7 @@ impl Tier {
         self.evictable_into(&mut eligible);
         let mut victims = Vec::new();
         self.policy.victims(ratio, Eligible::Bits(&eligible), &mut victims);
-        let keys: Vec<TierKey> = victims.iter().map(|&slot| self.table.key(slot)).collect();
+        let keys: Vec<TierKey> = victims.iter().map(|&slot| self.slots.key(slot)).collect();
         let mut answer = crate::answer::Batch::default();
         if self.delete(&keys[..], false, &mut answer).is_err() {
             return 0;

@@ -30,7 +30,7 @@ impl Tier {
         let now = self.begin(out, keys.shape(), true);
         let ttl = self.config.read_ttl_ms;
         let (table, slots) = (&self.table, &mut self.slots);
-        keys.for_each(|pos, key| match table.find(key) {
+        keys.for_each(|pos, key| match table.find(&slots.recs, key) {
             Some(slot) if slots.is_resident(slot) => {
                 slots.lock_read(slot, n, now, ttl);
                 out.succeed(pos, slot);
@@ -53,7 +53,7 @@ impl Tier {
         self.check("unsafe_read", keys)?;
         let now = self.begin(out, keys.shape(), true);
         let (table, slots) = (&self.table, &self.slots);
-        keys.for_each(|pos, key| match table.find(key) {
+        keys.for_each(|pos, key| match table.find(&slots.recs, key) {
             Some(slot) if slots.is_resident(slot) => {
                 if slots.read_live(slot, now) {
                     out.succeed(pos, slot);
@@ -88,8 +88,8 @@ impl Tier {
         let mut freed = 0usize;
         {
             let Tier { table, slots, events, .. } = self;
-            keys.for_each(|pos, key| match table.find(key) {
-                Some(slot) if slots.is_resident(slot) => {
+            keys.for_each(|pos, key| match table.find_at(&slots.recs, key) {
+                Some((slot, bucket)) if slots.is_resident(slot) => {
                     if !slots.read_live(slot, now) {
                         out.fail(pos, Outcome::KeyInWrongState);
                         return;
@@ -100,8 +100,7 @@ impl Tier {
                         freed += 1;
                         events.push(slot);
                         if !slots.is_staged(slot) {
-                            let next = table.free(slot);
-                            slots.count[slot as usize] = next;
+                            table.free_at(&mut slots.recs, slot, bucket);
                         }
                     }
                     out.succeed(pos, slot);

@@ -62,12 +62,91 @@ impl Tier {
         temporary.check("reserve_write", keys.shape())?;
         let now = self.begin(out, keys.shape(), true);
         let deadline = now.saturating_add(self.config.write_ttl_ms);
+        // With a zero write TTL a key staged earlier in the batch has
+        // expired already, which the one-pass path would take for a
+        // hand-over; the two-phase path tells them apart.
+        if self.num_objects() + keys.len() <= self.config.capacity && self.config.write_ttl_ms > 0 {
+            self.reserve_write_fits(keys, temporary, tag, deadline, now, out);
+        } else {
+            self.reserve_write_near_capacity(keys, temporary, tag, deadline, now, out);
+        }
+        Ok(())
+    }
+
+    /// `reserve_write` when every key of the batch would fit even if each
+    /// needed a new object: one pass, one probe a key (find or insert), and
+    /// the same outcomes and events as the two-phase path.
+    fn reserve_write_fits<K: Keys + ?Sized>(
+        &mut self,
+        keys: &K,
+        temporary: Flags<'_>,
+        tag: u32,
+        deadline: u64,
+        now: u64,
+        out: &mut K::Answer,
+    ) {
+        self.allocated.clear();
+        {
+            let Tier { table, slots, events, allocated, .. } = self;
+            keys.for_each(|pos, key| {
+                let is_temporary = temporary.get(pos);
+                let (slot, inserted, fresh) = table.find_or_insert(&mut slots.recs, key);
+                if fresh {
+                    slots.push_fresh();
+                }
+                if !inserted {
+                    if slots.is_resident(slot) {
+                        out.fail(pos, Outcome::KeyNotWritable);
+                        return;
+                    }
+                    match slots.find_stage(slot, tag) {
+                        Some(at) if now < slots.stage_deadline(slot, at) => {
+                            // Held: by another writer, or by this batch (a
+                            // duplicate key, see the method's docs).
+                            out.fail(pos, Outcome::KeyNotWritable);
+                            return;
+                        }
+                        Some(at) => {
+                            slots.relock_stage(slot, at, deadline, is_temporary);
+                            events.push(slot);
+                            out.succeed(pos, slot);
+                            return;
+                        }
+                        None => {}
+                    }
+                }
+                slots.add_stage(slot, tag, deadline, is_temporary);
+                allocated.push(slot);
+                out.succeed(pos, slot);
+            });
+        }
+        if self.allocated.is_empty() {
+            // LMCache returns before reporting when nothing was allocated.
+            return;
+        }
+        self.staging_count += self.allocated.len();
+        self.events.extend_from_slice(&self.allocated);
+        self.report_created();
+    }
+
+    /// `reserve_write` when the batch might not fit: LMCache's two phases,
+    /// the keys that need a new object first collected, then allocated all
+    /// together or not at all.
+    fn reserve_write_near_capacity<K: Keys + ?Sized>(
+        &mut self,
+        keys: &K,
+        temporary: Flags<'_>,
+        tag: u32,
+        deadline: u64,
+        now: u64,
+        out: &mut K::Answer,
+    ) {
         self.pending.clear();
         {
             let Tier { table, slots, events, pending, .. } = self;
             keys.for_each(|pos, key| {
                 let is_temporary = temporary.get(pos);
-                let Some(slot) = table.find(key) else {
+                let Some(slot) = table.find(&slots.recs, key) else {
                     pending.push((pos, key, is_temporary));
                     return;
                 };
@@ -87,7 +166,7 @@ impl Tier {
             });
         }
         if self.pending.is_empty() {
-            return Ok(());
+            return;
         }
         if self.num_objects() + self.pending.len() > self.config.capacity {
             for &(pos, _, _) in &self.pending {
@@ -95,29 +174,21 @@ impl Tier {
             }
             // The allocation failed, but the hand-overs stand and are reported.
             self.report_created();
-            return Ok(());
+            return;
         }
         let mut staged = 0usize;
         {
             let Tier { table, slots, events, pending, .. } = self;
             for &(pos, key, is_temporary) in pending.iter() {
-                let slot = match table.find(key) {
-                    Some(slot) => {
-                        if slots.find_stage(slot, tag).is_some() {
-                            // The same key earlier in this batch.
-                            out.fail(pos, Outcome::KeyNotWritable);
-                            continue;
-                        }
-                        slot
-                    }
-                    None => {
-                        let (slot, fresh) = table.insert(key, |slot| slots.count[slot as usize]);
-                        if fresh {
-                            slots.push_fresh(table);
-                        }
-                        slot
-                    }
-                };
+                let (slot, inserted, fresh) = table.find_or_insert(&mut slots.recs, key);
+                if fresh {
+                    slots.push_fresh();
+                }
+                if !inserted && slots.find_stage(slot, tag).is_some() {
+                    // The same key earlier in this batch.
+                    out.fail(pos, Outcome::KeyNotWritable);
+                    continue;
+                }
                 slots.add_stage(slot, tag, deadline, is_temporary);
                 staged += 1;
                 events.push(slot);
@@ -126,7 +197,6 @@ impl Tier {
         }
         self.staging_count += staged;
         self.report_created();
-        Ok(())
     }
 
     /// LMCache's `finish_write`: admits `tag`'s staging objects as the keys'
@@ -220,7 +290,7 @@ impl Tier {
         {
             let Tier { table, slots, events, .. } = self;
             keys.for_each(|pos, key| {
-                let Some(slot) = table.find(key) else {
+                let Some((slot, bucket)) = table.find_at(&slots.recs, key) else {
                     out.fail(pos, Outcome::KeyNotExist);
                     return;
                 };
@@ -241,8 +311,7 @@ impl Tier {
                     Finish::Discard => {
                         if !slots.is_resident(slot) && !slots.is_staged(slot) {
                             events.push(slot);
-                            let next = table.free(slot);
-                            slots.count[slot as usize] = next;
+                            table.free_at(&mut slots.recs, slot, bucket);
                         }
                     }
                     Finish::Admit => {

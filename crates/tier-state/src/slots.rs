@@ -1,7 +1,7 @@
 //! Per-slot state: the bitmaps over slots and the per-slot arrays, with the
 //! lock and staging rules of LMCache's `TTLLock` and `L1Manager` staging.
 //!
-//! A slot is one key. Its words mean:
+//! A slot is one key. Its record's words (`recs`, with the key) mean:
 //! - resident: `count` is the read lock's count and `deadline` its expiry;
 //! - not resident, with its first staging object *inline*: `count` is that
 //!   object's writer tag and `deadline` its write lock's expiry;
@@ -9,10 +9,12 @@
 //!
 //! Every other staging object of the key (another writer tag's, or any while
 //! the key is resident) sits in `extra`, a map that is empty unless writers
-//! race on a key. So a key costs 12 bytes of words here and 6 bits.
+//! race on a key. So a key costs a 24-byte record and 6 bits.
 
 use bitmap_core::Bitmap;
 use rustc_hash::FxHashMap;
+
+use crate::table::SlotRec;
 
 /// One staging object kept outside the slot's inline words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,10 +33,10 @@ pub(crate) enum StageAt {
 
 #[derive(Debug, Default)]
 pub(crate) struct Slots {
-    /// The read-lock count, the inline writer tag, or the free chain.
-    pub(crate) count: Vec<u32>,
-    /// The read lock's or the inline write lock's expiry (clock ms).
-    pub(crate) deadline: Vec<u64>,
+    /// Each slot's key and words: `count` is the read-lock count, the
+    /// inline writer tag, or the free chain; `deadline` the read lock's or
+    /// the inline write lock's expiry (clock ms).
+    pub(crate) recs: Vec<SlotRec>,
     /// Has a resident (readable) object.
     pub(crate) resident: Bitmap,
     /// Resident with a read-lock count above 0; the lock may have expired
@@ -53,11 +55,10 @@ pub(crate) struct Slots {
 }
 
 impl Slots {
-    /// Adds one fresh slot to every array (after the key table made one).
+    /// Adds one fresh slot to every bitmap (after the key table pushed its
+    /// record).
     #[inline]
-    pub(crate) fn push_fresh(&mut self, table: &crate::table::KeyTable) {
-        table.push_alongside(&mut self.count, 0);
-        table.push_alongside(&mut self.deadline, 0);
+    pub(crate) fn push_fresh(&mut self) {
         self.resident.push(false);
         self.read_locked.push(false);
         self.temporary.push(false);
@@ -67,8 +68,7 @@ impl Slots {
     }
 
     pub(crate) fn clear(&mut self) {
-        self.count.clear();
-        self.deadline.clear();
+        self.recs.clear();
         for bits in [
             &mut self.resident,
             &mut self.read_locked,
@@ -80,6 +80,13 @@ impl Slots {
             bits.reset(0);
         }
         self.extra.clear();
+    }
+
+    /// The key a slot holds (garbage for a free slot).
+    #[inline]
+    pub(crate) fn key(&self, slot: u32) -> crate::key::TierKey {
+        let rec = &self.recs[slot as usize];
+        crate::key::TierKey { hash: rec.hash, row: rec.row }
     }
 
     #[inline]
@@ -96,7 +103,7 @@ impl Slots {
     /// and `now` before the expiry.
     #[inline]
     pub(crate) fn read_live(&self, slot: u32, now: u64) -> bool {
-        self.read_locked.test(slot as usize) && now < self.deadline[slot as usize]
+        self.read_locked.test(slot as usize) && now < self.recs[slot as usize].deadline
     }
 
     /// `TTLLock.lock_count(n)`: an expired lock starts again from `n`, a held
@@ -105,8 +112,8 @@ impl Slots {
     pub(crate) fn lock_read(&mut self, slot: u32, n: u32, now: u64, ttl: u64) {
         let s = slot as usize;
         let held = self.read_live(slot, now);
-        self.count[s] = if held { self.count[s].saturating_add(n) } else { n };
-        self.deadline[s] = now.saturating_add(ttl);
+        self.recs[s].count = if held { self.recs[s].count.saturating_add(n) } else { n };
+        self.recs[s].deadline = now.saturating_add(ttl);
         self.read_locked.set(s);
     }
 
@@ -115,8 +122,8 @@ impl Slots {
     #[inline]
     pub(crate) fn unlock_read(&mut self, slot: u32, n: u32) {
         let s = slot as usize;
-        self.count[s] = self.count[s].saturating_sub(n);
-        if self.count[s] == 0 {
+        self.recs[s].count = self.recs[s].count.saturating_sub(n);
+        if self.recs[s].count == 0 {
             self.read_locked.clear(s);
         }
     }
@@ -126,13 +133,13 @@ impl Slots {
     pub(crate) fn sweep_read(&mut self, now: u64) {
         let mut expired = Vec::new();
         for slot in self.read_locked.ones() {
-            if now >= self.deadline[slot] {
+            if now >= self.recs[slot].deadline {
                 expired.push(slot);
             }
         }
         for slot in expired {
             self.read_locked.clear(slot);
-            self.count[slot] = 0;
+            self.recs[slot].count = 0;
         }
     }
 
@@ -143,8 +150,11 @@ impl Slots {
         if !self.staged.test(s) {
             return None;
         }
-        if self.inline.test(s) && self.count[s] == tag {
+        if self.inline.test(s) && self.recs[s].count == tag {
             return Some(StageAt::Inline);
+        }
+        if self.extra.is_empty() {
+            return None;
         }
         self.extra.get(&slot)?.iter().position(|staged| staged.tag == tag).map(StageAt::Extra)
     }
@@ -153,7 +163,7 @@ impl Slots {
     #[inline]
     pub(crate) fn stage_deadline(&self, slot: u32, at: StageAt) -> u64 {
         match at {
-            StageAt::Inline => self.deadline[slot as usize],
+            StageAt::Inline => self.recs[slot as usize].deadline,
             StageAt::Extra(i) => self.extra[&slot][i].deadline,
         }
     }
@@ -164,7 +174,7 @@ impl Slots {
     pub(crate) fn relock_stage(&mut self, slot: u32, at: StageAt, deadline: u64, temporary: bool) {
         match at {
             StageAt::Inline => {
-                self.deadline[slot as usize] = deadline;
+                self.recs[slot as usize].deadline = deadline;
                 self.inline_temporary.assign(slot as usize, temporary);
             }
             StageAt::Extra(i) => {
@@ -181,8 +191,8 @@ impl Slots {
         let s = slot as usize;
         if !self.resident.test(s) && !self.inline.test(s) {
             self.inline.set(s);
-            self.count[s] = tag;
-            self.deadline[s] = deadline;
+            self.recs[s].count = tag;
+            self.recs[s].deadline = deadline;
             self.inline_temporary.assign(s, temporary);
         } else {
             self.extra.entry(slot).or_default().push(Staged { tag, deadline, temporary });
@@ -197,7 +207,7 @@ impl Slots {
         let temporary = match at {
             StageAt::Inline => {
                 self.inline.clear(s);
-                self.count[s] = 0;
+                self.recs[s].count = 0;
                 self.inline_temporary.test(s)
             }
             StageAt::Extra(i) => {
@@ -209,7 +219,7 @@ impl Slots {
                 staged.temporary
             }
         };
-        let still = self.inline.test(s) || self.extra.contains_key(&slot);
+        let still = self.inline.test(s) || (!self.extra.is_empty() && self.extra.contains_key(&slot));
         self.staged.assign(s, still);
         temporary
     }
@@ -220,16 +230,19 @@ impl Slots {
     pub(crate) fn admit(&mut self, slot: u32, temporary: bool) {
         let s = slot as usize;
         if self.inline.test(s) {
-            let staged =
-                Staged { tag: self.count[s], deadline: self.deadline[s], temporary: self.inline_temporary.test(s) };
+            let staged = Staged {
+                tag: self.recs[s].count,
+                deadline: self.recs[s].deadline,
+                temporary: self.inline_temporary.test(s),
+            };
             self.extra.entry(slot).or_default().push(staged);
             self.inline.clear(s);
         }
         self.resident.set(s);
         self.temporary.assign(s, temporary);
         self.read_locked.clear(s);
-        self.count[s] = 0;
-        self.deadline[s] = 0;
+        self.recs[s].count = 0;
+        self.recs[s].deadline = 0;
     }
 
     /// Drops `slot`'s resident object.
@@ -239,7 +252,7 @@ impl Slots {
         self.resident.clear(s);
         self.temporary.clear(s);
         self.read_locked.clear(s);
-        self.count[s] = 0;
+        self.recs[s].count = 0;
     }
 
     /// Frees `slot`'s staging objects whose write lock expired at `now` (all
@@ -250,12 +263,12 @@ impl Slots {
             return 0;
         }
         let mut freed = 0;
-        if self.inline.test(s) && (force || now >= self.deadline[s]) {
+        if self.inline.test(s) && (force || now >= self.recs[s].deadline) {
             self.inline.clear(s);
-            self.count[s] = 0;
+            self.recs[s].count = 0;
             freed += 1;
         }
-        if let Some(list) = self.extra.get_mut(&slot) {
+        if let Some(list) = if self.extra.is_empty() { None } else { self.extra.get_mut(&slot) } {
             let before = list.len();
             list.retain(|staged| !(force || now >= staged.deadline));
             freed += before - list.len();
@@ -272,7 +285,7 @@ impl Slots {
     #[inline]
     pub(crate) fn has_expired_stage(&self, slot: u32, now: u64) -> bool {
         let s = slot as usize;
-        (self.inline.test(s) && now >= self.deadline[s])
+        (self.inline.test(s) && now >= self.recs[s].deadline)
             || self.extra.get(&slot).is_some_and(|list| list.iter().any(|staged| now >= staged.deadline))
     }
 
@@ -291,6 +304,6 @@ impl Slots {
                 .sum::<usize>();
         let extra = self.extra.capacity() * (4 + core::mem::size_of::<Vec<Staged>>() + 1)
             + self.extra.values().map(|list| list.capacity() * core::mem::size_of::<Staged>()).sum::<usize>();
-        self.count.capacity() * 4 + self.deadline.capacity() * 8 + bits + extra
+        self.recs.capacity() * core::mem::size_of::<SlotRec>() + bits + extra
     }
 }

@@ -57,6 +57,9 @@ pub struct Tier {
     pub(crate) staging_count: usize,
     /// Reused per call: events for the policy.
     pub(crate) events: Vec<u32>,
+    /// Reused per call: `reserve_write`'s new staging objects (reported
+    /// after its hand-overs, as LMCache orders them).
+    pub(crate) allocated: Vec<u32>,
     /// Reused per call: `reserve_write`'s keys that need a new object.
     pub(crate) pending: Vec<(crate::request::Pos, TierKey, bool)>,
 }
@@ -111,6 +114,7 @@ impl Tier {
             resident_count: 0,
             staging_count: 0,
             events: Vec::new(),
+            allocated: Vec::new(),
             pending: Vec::new(),
         })
     }
@@ -157,19 +161,19 @@ impl Tier {
 
     /// Slot ids handed out so far: bitmaps over slots have this length.
     pub fn slot_count(&self) -> usize {
-        self.table.slot_count()
+        self.slots.recs.len()
     }
 
     /// The slot of `key`, if the tier has it (resident or staged).
     pub fn slot_of(&self, key: TierKey) -> Option<u32> {
-        self.table.find(key)
+        self.table.find(&self.slots.recs, key)
     }
 
     /// The key in a live slot, `None` for a free or unknown one.
     pub fn key_of(&self, slot: u32) -> Option<TierKey> {
         let s = slot as usize;
         (s < self.slot_count() && (self.slots.resident.test(s) || self.slots.staged.test(s)))
-            .then(|| self.table.key(slot))
+            .then(|| self.slots.key(slot))
     }
 
     /// Whether `key` has a resident (readable) object.
@@ -189,7 +193,7 @@ impl Tier {
         let now = self.now_ms();
         match self.slot_of(key) {
             Some(slot) if self.slots.is_resident(slot) && self.slots.read_live(slot, now) => {
-                self.slots.count[slot as usize]
+                self.slots.recs[slot as usize].count
             }
             _ => 0,
         }
@@ -302,8 +306,7 @@ impl Tier {
     #[inline]
     pub(crate) fn free_if_empty(&mut self, slot: u32) {
         if !self.slots.is_resident(slot) && !self.slots.is_staged(slot) {
-            let next = self.table.free(slot);
-            self.slots.count[slot as usize] = next;
+            self.table.free(&mut self.slots.recs, slot);
         }
     }
 
