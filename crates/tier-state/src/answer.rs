@@ -8,7 +8,7 @@ use bitmap_core::Bitmap;
 use prefetch_policy::Grid;
 
 use crate::outcome::Outcome;
-use crate::request::Pos;
+use crate::pos::Pos;
 
 /// The slot of a key that has none (a failed key).
 pub const NO_SLOT: u32 = u32::MAX;

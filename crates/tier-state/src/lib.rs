@@ -97,6 +97,7 @@ mod ops_read;
 mod ops_write;
 mod outcome;
 mod policy;
+mod pos;
 mod request;
 mod shared;
 mod slots;
@@ -115,3 +116,8 @@ pub use policy::{Eligible, EvictionPolicy, NoEviction, target_count};
 pub use request::{Flags, GridKeys, Keys, Pos};
 pub use shared::SharedTier;
 pub use tier::{MAX_CAPACITY, MAX_READ_LOCK_COUNT, Tier, clamp_read_locks};
+
+/// This crate's README, compiled and run as a doctest so it cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -6,7 +6,7 @@ use core::fmt;
 /// (`lmcache/v1/distributed/error.py`), with the same names and meanings.
 ///
 /// A batch answers with a success mask and the outcome of each key that
-/// failed ([`Batch::failed`](crate::Batch::failed)); `Success` never appears
+/// failed ([`Answer::failed`](crate::Answer::failed)); `Success` never appears
 /// there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]

@@ -8,19 +8,7 @@ use prefetch_policy::Grid;
 use crate::answer::{Answer, Batch, GridBatch};
 use crate::error::TierError;
 use crate::key::TierKey;
-
-/// Where one key sits in its request: its position in request order
-/// (`index`, the order of [`Batch::failed`]), and for a grid request its
-/// cell (`row`, `col`); a slice's keys are row 0, column `index`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pos {
-    /// The key's position in request order (row-major for a grid).
-    pub index: u32,
-    /// The key's row in the request's grid.
-    pub row: u32,
-    /// The key's column (chunk) in the request's grid.
-    pub col: u32,
-}
+pub use crate::pos::Pos;
 
 /// A batch of keys that a [`Tier`](crate::Tier) call takes, and the kind of
 /// answer it fills: [`[TierKey]`](TierKey) answers in a [`Batch`],
