@@ -305,8 +305,33 @@ impl Tier {
                     }
                     Some(at) => at,
                 };
-                let is_temporary = slots.remove_stage(slot, at);
                 taken += 1;
+                if at == StageAt::Inline {
+                    // Inline means not resident: the common case, each bit
+                    // touched once (same outcome as the general path below).
+                    match how {
+                        Finish::Admit => {
+                            admitted += 1;
+                            if !slots.admit_inline(slot) {
+                                events.push(slot);
+                            }
+                        }
+                        Finish::AdmitAndRead(n) => {
+                            admitted += 1;
+                            slots.admit_inline_locked(slot, n, now.saturating_add(read_ttl));
+                            events.push(slot);
+                        }
+                        Finish::Discard => {
+                            if !slots.discard_inline(slot) {
+                                events.push(slot);
+                                table.free_at(&mut slots.recs, slot, bucket);
+                            }
+                        }
+                    }
+                    out.succeed(pos, slot);
+                    return;
+                }
+                let is_temporary = slots.remove_stage(slot, at);
                 match how {
                     Finish::Discard => {
                         if !slots.is_resident(slot) && !slots.is_staged(slot) {

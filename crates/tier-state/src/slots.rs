@@ -245,6 +245,49 @@ impl Slots {
         self.recs[s].deadline = 0;
     }
 
+    /// `remove_stage(Inline)` then `admit` for a key that is not resident,
+    /// the common finish, with the bits they both touch touched once.
+    /// Returns the object's temporary flag.
+    #[inline]
+    pub(crate) fn admit_inline(&mut self, slot: u32) -> bool {
+        let s = slot as usize;
+        let temporary = self.inline_temporary.test(s);
+        self.inline.clear(s);
+        if self.extra.is_empty() || !self.extra.contains_key(&slot) {
+            self.staged.clear(s);
+        }
+        self.resident.set(s);
+        self.temporary.assign(s, temporary);
+        let rec = &mut self.recs[s];
+        rec.count = 0;
+        rec.deadline = 0;
+        temporary
+    }
+
+    /// [`admit_inline`](Slots::admit_inline), then `n` read locks until
+    /// `deadline` on the new resident object (whose lock was not held).
+    #[inline]
+    pub(crate) fn admit_inline_locked(&mut self, slot: u32, n: u32, deadline: u64) {
+        self.admit_inline(slot);
+        self.read_locked.set(slot as usize);
+        let rec = &mut self.recs[slot as usize];
+        rec.count = n;
+        rec.deadline = deadline;
+    }
+
+    /// `remove_stage(Inline)` for a discard: returns whether the slot still
+    /// has staging objects (the inline one means it is not resident).
+    #[inline]
+    pub(crate) fn discard_inline(&mut self, slot: u32) -> bool {
+        let s = slot as usize;
+        self.inline.clear(s);
+        let still = !self.extra.is_empty() && self.extra.contains_key(&slot);
+        if !still {
+            self.staged.clear(s);
+        }
+        still
+    }
+
     /// Drops `slot`'s resident object.
     #[inline]
     pub(crate) fn drop_resident(&mut self, slot: u32) {
