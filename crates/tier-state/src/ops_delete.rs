@@ -49,7 +49,9 @@ impl Tier {
                     out.fail(pos, Outcome::KeyNotExist);
                     return;
                 };
-                reclaimed += slots.reclaim_stages(slot, now, force);
+                if slots.is_staged(slot) {
+                    reclaimed += slots.reclaim_stages(slot, now, force);
+                }
                 if slots.is_staged(slot) {
                     out.fail(pos, Outcome::KeyIsLocked);
                     return;
@@ -59,7 +61,7 @@ impl Tier {
                         out.fail(pos, Outcome::KeyIsLocked);
                         return;
                     }
-                    slots.drop_resident(slot);
+                    slots.drop_resident_to_free(slot);
                     deleted += 1;
                 }
                 events.push(slot);

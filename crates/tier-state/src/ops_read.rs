@@ -94,9 +94,8 @@ impl Tier {
                         out.fail(pos, Outcome::KeyInWrongState);
                         return;
                     }
-                    slots.unlock_read(slot, n);
-                    if slots.temporary.test(slot as usize) && !slots.read_locked.test(slot as usize) {
-                        slots.drop_resident(slot);
+                    if slots.unlock_read(slot, n) && slots.temporary.test(slot as usize) {
+                        slots.drop_resident_to_free(slot);
                         freed += 1;
                         events.push(slot);
                         if !slots.is_staged(slot) {

@@ -119,13 +119,17 @@ impl Slots {
 
     /// `TTLLock.unlock_count(n)` on a held lock: the count drops by `n`, not
     /// below 0.
+    /// Returns whether the count reached 0 (the lock is released).
     #[inline]
-    pub(crate) fn unlock_read(&mut self, slot: u32, n: u32) {
+    pub(crate) fn unlock_read(&mut self, slot: u32, n: u32) -> bool {
         let s = slot as usize;
-        self.recs[s].count = self.recs[s].count.saturating_sub(n);
-        if self.recs[s].count == 0 {
+        let rec = &mut self.recs[s];
+        rec.count = rec.count.saturating_sub(n);
+        let released = rec.count == 0;
+        if released {
             self.read_locked.clear(s);
         }
+        released
     }
 
     /// Clears the read-locked bit of every expired read lock, so that
@@ -296,6 +300,16 @@ impl Slots {
         self.temporary.clear(s);
         self.read_locked.clear(s);
         self.recs[s].count = 0;
+    }
+
+    /// [`drop_resident`](Slots::drop_resident) when the slot may be freed
+    /// next: its count word is left for the free chain to overwrite.
+    #[inline]
+    pub(crate) fn drop_resident_to_free(&mut self, slot: u32) {
+        let s = slot as usize;
+        self.resident.clear(s);
+        self.temporary.clear(s);
+        self.read_locked.clear(s);
     }
 
     /// Frees `slot`'s staging objects whose write lock expired at `now` (all
