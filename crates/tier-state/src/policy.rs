@@ -44,8 +44,9 @@ impl Eligible<'_> {
 }
 
 /// LMCache's rounding of an eviction ratio to a count of keys: the ratio
-/// clamped to [0, 1] (NaN as 0), `int(tracked × ratio)`, and at least 1 when
-/// the ratio is above 0 and keys are tracked.
+/// clamped to [0, 1] as `max(0.0, min(1.0, ratio))` does in Python (which
+/// makes NaN 1.0: `min(1.0, nan)` is `1.0`), `int(tracked × ratio)`, and
+/// at least 1 when the ratio is above 0 and keys are tracked.
 ///
 /// ```
 /// use tier_state::target_count;
@@ -54,9 +55,10 @@ impl Eligible<'_> {
 /// assert_eq!(target_count(3, 0.0), 0);
 /// assert_eq!(target_count(0, 0.5), 0);
 /// assert_eq!(target_count(7, 3.0), 7);
+/// assert_eq!(target_count(7, f64::NAN), 7);
 /// ```
 pub fn target_count(tracked: usize, ratio: f64) -> usize {
-    let ratio = if ratio.is_nan() { 0.0 } else { ratio.clamp(0.0, 1.0) };
+    let ratio = if ratio.is_nan() { 1.0 } else { ratio.clamp(0.0, 1.0) };
     // Python's int() truncates toward zero, as `as` does for these values.
     let target = (tracked as f64 * ratio) as usize;
     if target == 0 && ratio > 0.0 && tracked > 0 { 1 } else { target.min(tracked) }
