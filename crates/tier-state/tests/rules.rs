@@ -333,3 +333,11 @@ fn lru_victims_skip_the_ineligible_and_round_like_lmcache() {
     lru.victims(1.0, Eligible::Bits(&bits), &mut out);
     assert_eq!(out, [3, 4]);
 }
+
+#[test]
+fn a_tier_moves_between_threads_and_a_shared_tier_is_shared() {
+    fn send<T: Send>() {}
+    fn sync<T: Sync + Send>() {}
+    send::<Tier>();
+    sync::<tier_state::SharedTier>();
+}
