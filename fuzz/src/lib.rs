@@ -16,6 +16,8 @@
 //! - [`prefix_hit`]: the hybrid-model fold, unfold and grid plan against
 //!   the scalar references of [`hybrid_model`], and the bit moves of
 //!   `bitmap_core::layout` ([`bit_moves`]).
+//! - [`tier_ops`]: operation sequences on tier-state's `Tier` against its
+//!   plain model of LMCache's `L1Manager`.
 //!
 //! [`Bitmap`]: bitmap_core::Bitmap
 
@@ -30,9 +32,10 @@ pub mod from_untrusted;
 pub mod hybrid_model;
 pub mod plan_invariants;
 pub mod prefix_hit;
+pub mod tier_ops;
 
 /// The fuzz targets, by name: what `cargo fuzz run NAME` runs.
-pub const TARGETS: [&str; 4] = ["bitmap_ops", "plan_invariants", "from_untrusted", "prefix_hit"];
+pub const TARGETS: [&str; 5] = ["bitmap_ops", "plan_invariants", "from_untrusted", "prefix_hit", "tier_ops"];
 
 /// Runs one input of the target `name` exactly as its fuzz target does: the
 /// replay test's entry point.
@@ -46,6 +49,7 @@ pub fn replay(name: &str, data: &[u8]) {
         "plan_invariants" => decode(data).map_or((), plan_invariants::check),
         "from_untrusted" => from_untrusted::check(data),
         "prefix_hit" => decode(data).map_or((), prefix_hit::check),
+        "tier_ops" => decode(data).map_or((), tier_ops::check),
         _ => panic!("unknown fuzz target {name:?}; the targets are {TARGETS:?}"),
     }
 }
