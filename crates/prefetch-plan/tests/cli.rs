@@ -789,8 +789,8 @@ fn version_is_the_workspace_version() {
     // cannot inherit one: those requirements must name this version.
     let manifest = std::fs::read_to_string(workspace_root().join("Cargo.toml")).unwrap();
     let internal: Vec<&str> = manifest.lines().filter(|line| line.contains("path = \"crates/")).collect();
-    // bitmap-core, prefetch-policy, kv-replay and prefetch-plan.
-    assert_eq!(internal.len(), 4, "{internal:?}");
+    // bitmap-core, prefetch-policy, kv-replay, prefetch-plan and tier-state.
+    assert_eq!(internal.len(), 5, "{internal:?}");
     for line in internal {
         assert!(line.contains(&format!("version = \"{version}\"")), "{line} does not require version {version}");
     }
