@@ -47,10 +47,11 @@ struct Books {
     free_ids: Vec<u64>,
     next_id: u64,
     tags: Tags,
-    /// By slot: the resident object's attachment (set exactly when the
-    /// slot's key is resident).
+    /// By slot: the resident object's answer, the tuple `(SUCCESS,
+    /// attachment)` (set exactly when the slot's key is resident). Kept as
+    /// the tuple, so that every answer that hands it out reuses it.
     resident: Vec<Option<Py<PyAny>>>,
-    /// By slot: each staging object's (tag, attachment).
+    /// By slot: each staging object's (tag, answer tuple).
     staged: HashMap<u32, Vec<(u32, Py<PyAny>)>>,
     answer: Batch,
     keys: Vec<TierKey>,
@@ -59,6 +60,29 @@ struct Books {
 
 /// Python objects the books let go of, dropped once the lock is released.
 type Garbage = Vec<Py<PyAny>>;
+
+/// The answers `(code, None)` of failed keys, one tuple per code and call
+/// (a miss-heavy `reserve_read` makes no tuple per key).
+struct Failures<'py> {
+    codes: &'py [Py<PyAny>],
+    made: [Option<Bound<'py, PyAny>>; 7],
+}
+
+impl<'py> Failures<'py> {
+    fn new(codes: &'py [Py<PyAny>]) -> Failures<'py> {
+        Failures { codes, made: Default::default() }
+    }
+
+    fn get(&mut self, py: Python<'py>, outcome: Outcome) -> PyResult<Bound<'py, PyAny>> {
+        let at = outcome as usize;
+        if let Some(made) = &self.made[at] {
+            return Ok(made.clone());
+        }
+        let made = PyTuple::new(py, [self.codes[at].bind(py).clone(), py.None().into_bound(py)])?.into_any();
+        self.made[at] = Some(made.clone());
+        Ok(made)
+    }
+}
 
 impl Books {
     /// The ids of `keys`, in order; [`UNKNOWN`] for a key never seen
@@ -137,10 +161,17 @@ impl Books {
         Ok(())
     }
 
-    fn resident_object(&self, py: Python<'_>, slot: u32) -> Py<PyAny> {
+    /// The resident object's answer `(SUCCESS, attachment)`.
+    fn resident_held<'py>(
+        &self,
+        py: Python<'py>,
+        slot: u32,
+        success: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         match self.resident.get(slot as usize) {
-            Some(Some(object)) => object.clone_ref(py),
-            _ => slot.into_pyobject(py).map(|slot| slot.into_any().unbind()).unwrap_or_else(|_| py.None()),
+            Some(Some(held)) => Ok(held.bind(py).clone()),
+            // Not reached: a resident key always has its tuple.
+            _ => Ok(PyTuple::new(py, [success.clone(), slot.into_pyobject(py)?.into_any()])?.into_any()),
         }
     }
 
@@ -205,15 +236,19 @@ impl PyL1Bookkeeper {
             let books = &mut *books;
             books.resolve(py, &keys, false)?;
             books.remember_slots();
+            let counts = (books.tier.num_keys(), books.tier.num_objects());
             op(&mut books.tier, &books.keys, &mut books.answer).or_py_err()?;
             let outcomes = books.answer.outcomes();
+            // Nothing left the tier when the counts stand (the common
+            // case of a finish_read): then no key needs settling.
+            let changed = (books.tier.num_keys(), books.tier.num_objects()) != counts;
             for (i, outcome) in outcomes.iter().enumerate() {
                 if outcome.is_success()
                     && let Some(slot) = books.before[i]
                 {
                     after(books, i, slot, &mut garbage);
                 }
-                if may_remove {
+                if may_remove && changed {
                     books.settle(py, &keys, i, &mut garbage)?;
                 }
             }
@@ -323,6 +358,8 @@ impl PyL1Bookkeeper {
             None => None,
         };
         let codes = l1_errors(py)?;
+        let success = codes[Outcome::Success as usize].bind(py);
+        let mut failures = Failures::new(codes);
         let out = PyDict::new(py);
         {
             let mut books = self.lock(py);
@@ -347,25 +384,26 @@ impl PyL1Bookkeeper {
                         books.forget(py, &key, tier_key)?;
                     }
                     if failed_call.is_none() {
-                        out.set_item(&key, (codes[outcomes[i] as usize].bind(py), py.None()))?;
+                        out.set_item(&key, failures.get(py, outcomes[i])?)?;
                     }
                     continue;
                 }
                 let slot = slots[i];
                 let stages = books.staged.entry(slot).or_default();
-                let object = match stages.iter().find(|&&(t, _)| t == tag) {
+                let held = match stages.iter().find(|&&(t, _)| t == tag) {
                     // An expired reservation handed over: its object goes with it.
-                    Some((_, object)) => object.clone_ref(py),
+                    Some((_, held)) => held.bind(py).clone(),
                     None => {
                         let object = match &objects {
-                            Some(objects) => objects.get_item(i)?.unbind(),
-                            None => slot.into_pyobject(py)?.into_any().unbind(),
+                            Some(objects) => objects.get_item(i)?,
+                            None => slot.into_pyobject(py)?.into_any(),
                         };
-                        stages.push((tag, object.clone_ref(py)));
-                        object
+                        let held = PyTuple::new(py, [success.clone(), object])?.into_any();
+                        stages.push((tag, held.clone().unbind()));
+                        held
                     }
                 };
-                out.set_item(&key, (codes[Outcome::Success as usize].bind(py), object))?;
+                out.set_item(&key, held)?;
             }
             if let Some(error) = failed_call {
                 return Err(crate::errors::IntoPyErr::into_py_err(error));
@@ -422,14 +460,15 @@ impl PyL1Bookkeeper {
                 .tier
                 .finish_write_and_reserve_read(&books.keys[..], read_locks, tag, &mut books.answer)
                 .or_py_err()?;
+            let mut failures = Failures::new(codes);
             let outcomes = books.answer.outcomes();
             for (i, key) in keys.iter().enumerate() {
                 match (outcomes[i], books.before[i]) {
                     (Outcome::Success, Some(slot)) => {
                         admit(tag)(books, i, slot, &mut garbage);
-                        out.set_item(&key, (codes[0].bind(py), books.resident_object(py, slot)))?;
+                        out.set_item(&key, books.resident_held(py, slot, codes[0].bind(py))?)?;
                     }
-                    (outcome, _) => out.set_item(&key, (codes[outcome as usize].bind(py), py.None()))?,
+                    (outcome, _) => out.set_item(&key, failures.get(py, outcome)?)?,
                 }
             }
         }
@@ -590,6 +629,8 @@ impl PyL1Bookkeeper {
     ) -> PyResult<Bound<'py, PyDict>> {
         let keys = key_list(keys)?;
         let codes = l1_errors(py)?;
+        let success = codes[0].bind(py);
+        let mut failures = Failures::new(codes);
         let out = PyDict::new(py);
         let mut books = self.lock(py);
         let books = &mut *books;
@@ -601,9 +642,9 @@ impl PyL1Bookkeeper {
             match failed.peek() {
                 Some(&&(at, outcome)) if at as usize == i => {
                     failed.next();
-                    out.set_item(&key, (codes[outcome as usize].bind(py), py.None()))?;
+                    out.set_item(&key, failures.get(py, outcome)?)?;
                 }
-                _ => out.set_item(&key, (codes[0].bind(py), books.resident_object(py, slots[i])))?,
+                _ => out.set_item(&key, books.resident_held(py, slots[i], success)?)?,
             }
         }
         Ok(out)
