@@ -263,10 +263,10 @@ impl PyL1Bookkeeper {
 
 #[pymethods]
 impl PyL1Bookkeeper {
-    /// `L1Bookkeeper(capacity, *, read_ttl_seconds=300, write_ttl_seconds=300,
+    /// `L1Bookkeeper(capacity, *, read_ttl_seconds=300, write_ttl_seconds=600,
     /// clock=None)`: books for `capacity` objects (resident and staged).
     #[new]
-    #[pyo3(signature = (capacity, *, read_ttl_seconds = 300.0, write_ttl_seconds = 300.0, clock = None))]
+    #[pyo3(signature = (capacity, *, read_ttl_seconds = 300.0, write_ttl_seconds = 600.0, clock = None))]
     fn new(
         py: Python<'_>,
         capacity: &Bound<'_, PyAny>,

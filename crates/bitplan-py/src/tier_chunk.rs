@@ -254,12 +254,12 @@ pub(crate) fn capacity_arg(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
 
 #[pymethods]
 impl PyChunkTier {
-    /// `ChunkTier(capacity, *, read_ttl_seconds=300, write_ttl_seconds=300,
+    /// `ChunkTier(capacity, *, read_ttl_seconds=300, write_ttl_seconds=600,
     /// rows=None, clock=None)`: a tier of `capacity` objects (resident and
     /// staged), LMCache's lock lifetimes, row ids below `rows` if given, on
     /// `clock` (a `ManualClock`) or the system's monotonic clock.
     #[new]
-    #[pyo3(signature = (capacity, *, read_ttl_seconds = 300.0, write_ttl_seconds = 300.0, rows = None, clock = None))]
+    #[pyo3(signature = (capacity, *, read_ttl_seconds = 300.0, write_ttl_seconds = 600.0, rows = None, clock = None))]
     fn new(
         capacity: &Bound<'_, PyAny>,
         read_ttl_seconds: f64,

@@ -180,7 +180,7 @@ class L1Model:
     def __init__(
         self,
         capacity: int,
-        write_ttl_seconds: float = 300,
+        write_ttl_seconds: float = 600,
         read_ttl_seconds: float = 300,
         clock_ms: Callable[[], int] | None = None,
     ) -> None:

@@ -50,7 +50,7 @@ class ChunkTier:
         capacity: int,
         *,
         read_ttl_seconds: float = 300.0,
-        write_ttl_seconds: float = 300.0,
+        write_ttl_seconds: float = 600.0,
         rows: int | None = None,
         clock: ManualClock | None = None,
     ) -> None: ...
@@ -111,7 +111,7 @@ class L1Bookkeeper:
         capacity: int,
         *,
         read_ttl_seconds: float = 300.0,
-        write_ttl_seconds: float = 300.0,
+        write_ttl_seconds: float = 600.0,
         clock: ManualClock | None = None,
     ) -> None: ...
     def reserve_read(self, keys: Iterable[Hashable], read_locks: int = 1) -> dict[Any, Held]: ...
