@@ -17,7 +17,11 @@ object the caller attached at ``reserve_write`` (``objects=``), or else the
 slot number the reservation took; the capacity counts objects, resident and
 staged. Allocation is LMCache's ``allocate(layout, n)``: all the keys of a
 call that need a new object get one, or all of them get ``OUT_OF_MEMORY``.
-The event bus and the logging are left out too; the listeners stay.
+The event bus and the logging are left out too; the listeners stay. One
+rule differs on purpose, as tier-state has it: a key twice in one
+``reserve_write`` that needs a new object counts twice against the capacity
+and gets ``KEY_NOT_WRITABLE`` the second time (LMCache stages it twice and
+loses the first object).
 
 The clock is injectable (``clock_ms``, a callable returning milliseconds on a
 steady clock), so that tests decide when a lock expires. LMCache's lock
@@ -199,18 +203,15 @@ class L1Model:
         self._listeners: list[L1Listener] = []
 
     # -- the memory stand-in ------------------------------------------------
-    def _allocate(self, count: int) -> list[int] | None:
-        if self._used + count > self.capacity:
-            return None
-        self._used += count
-        slots = []
-        for _ in range(count):
-            if self._free_slots:
-                slots.append(self._free_slots.pop())
-            else:
-                slots.append(self._next_slot)
-                self._next_slot += 1
-        return slots
+    def _fits(self, count: int) -> bool:
+        return self._used + count <= self.capacity
+
+    def _allocate_one(self) -> int:
+        self._used += 1
+        if self._free_slots:
+            return self._free_slots.pop()
+        self._next_slot += 1
+        return self._next_slot - 1
 
     def _free(self, entries: Iterable[ObjectState]) -> None:
         for entry in entries:
@@ -319,12 +320,18 @@ class L1Model:
             to_allocate.append((i, key, bool(temporary)))
         if not to_allocate:
             return ret
-        slots = self._allocate(len(to_allocate))
-        if slots is None:
+        if not self._fits(len(to_allocate)):
             for _, key, _ in to_allocate:
                 ret[key] = (L1Error.OUT_OF_MEMORY, None)
         else:
-            for (i, key, temporary), slot in zip(to_allocate, slots):
+            for i, key, temporary in to_allocate:
+                if tag in self._staging.get(key, {}):
+                    # the same key earlier in this batch: LMCache would stage
+                    # it twice and lose the first object; tier-state refuses
+                    # the second, and so does the model
+                    ret[key] = (L1Error.KEY_NOT_WRITABLE, None)
+                    continue
+                slot = self._allocate_one()
                 memory_obj = objects[i] if objects is not None else slot
                 entry = ObjectState(memory_obj, slot, self._write_ttl_ms, self._read_ttl_ms, temporary)
                 entry.write_lock.lock(now)

@@ -19,6 +19,8 @@ KEYS = ["a", "b", ("c", 1), ("c", 2), 7, 8, frozenset({"e"}), b"f"]
 TAGS = ["", "prefetch:0", "store"]
 READ_TTL_MS, WRITE_TTL_MS = 1_000, 500
 
+# unique keys per batch: LMCache's answer is a dict, so a key twice in a
+# batch keeps only its last outcome (test_a_key_twice_in_a_batch covers it)
 batches = st.lists(st.sampled_from(KEYS), min_size=0, max_size=6, unique=True)
 read_locks = st.integers(min_value=-2, max_value=131)
 tags = st.sampled_from(TAGS)
@@ -134,3 +136,23 @@ def test_a_key_leaves_and_comes_back():
     books.finish_write(["a"])
     assert books.reserve_read(["a"]) == {"a": (L1Error.SUCCESS, "A2")}
     assert len(books) == 2
+
+
+def test_a_key_twice_in_a_batch():
+    """Duplicates are processed in order, as by LMCache's loop; the dict
+    keeps the last outcome. A reservation's second copy is refused (it
+    still counted against the capacity), as the model has it."""
+    for make in (L1Bookkeeper, L1Model):
+        books = make(3)
+        assert books.reserve_write(["a", "a"], [False, False], None, "t", objects=["A1", "A2"]) == {
+            "a": (L1Error.KEY_NOT_WRITABLE, None)
+        }
+        assert books.used() == 1
+        assert books.finish_write(["a", "a"], "t") == {"a": L1Error.KEY_NOT_EXIST}
+        assert books.reserve_read(["a", "a"], 2) == {"a": (L1Error.SUCCESS, "A1")}
+        assert books.state_of("a")["read_locks"] == 4
+        # three allocations asked for, two places: none is made
+        assert make(2).reserve_write(["b", "b", "c"], [False] * 3, None, "t") == {
+            "b": (L1Error.OUT_OF_MEMORY, None),
+            "c": (L1Error.OUT_OF_MEMORY, None),
+        }
