@@ -434,7 +434,7 @@ class ReferenceL1(L1Model):
         # and discarded, so that its dicts have grown to the request
         everything = world.flat_keys
         self.reserve_write(everything, [False] * len(everything), None, "warm")
-        self.finish_write_and_delete(everything, "warm")
+        super().finish_write_and_delete(everything, "warm")  # not logged
         keys = world.l1_keys
         self.reserve_write(keys, [False] * len(keys), None, "seed")
         self.finish_write(keys, "seed")
