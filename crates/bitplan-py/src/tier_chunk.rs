@@ -119,27 +119,31 @@ impl Inner {
         };
         // The selected cells as a slice of keys, in row-major order.
         self.selected.clear();
-        self.cells.clear();
         self.flags.clear();
-        for (r, c) in cells.cells() {
-            self.selected.push(TierKey::new(keys.hashes[c], keys.rows[r]));
-            self.cells.push((r as u32, c as u32));
+        for r in 0..rows {
+            let row_id = keys.rows[r];
+            self.selected.extend(cells.row_ones(r).map(|c| TierKey::new(keys.hashes[c], row_id)));
+            if let Op::ReserveWrite(Temporary::Cells(grid), _) = op {
+                self.flags.extend(cells.row_ones(r).map(|c| grid.test(r, c)));
+            }
         }
         let flags = match op {
-            Op::ReserveWrite(Temporary::Cells(grid), _) => {
-                self.flags.extend(self.cells.iter().map(|&(r, c)| grid.test(r as usize, c as usize)));
-                Flags::Each(&self.flags)
-            }
+            Op::ReserveWrite(Temporary::Cells(_), _) => Flags::Each(&self.flags),
             Op::ReserveWrite(Temporary::All(flag), _) => Flags::All(*flag),
             _ => Flags::All(false),
         };
         apply(&mut self.tier, op, flags, &self.selected[..], &mut self.batch_answer)?;
-        let mut ok = Grid::zeros(rows, cols);
-        for i in self.batch_answer.ok().ones() {
-            let (r, c) = self.cells[i];
-            ok.set(r as usize, c as usize);
-        }
-        let failed = if want_failed {
+        // The i-th success bit goes to the i-th set cell: one deposit.
+        let ok = cells.deposit(self.batch_answer.ok()).map_err(|_| TierError::LengthMismatch {
+            what: "cells",
+            left_name: "cells",
+            left: cells.popcount(),
+            right_name: "answer",
+            right: self.batch_answer.ok().len(),
+        })?;
+        let failed = if want_failed && !self.batch_answer.failed().is_empty() {
+            self.cells.clear();
+            self.cells.extend(cells.cells().map(|(r, c)| (r as u32, c as u32)));
             self.batch_answer
                 .failed()
                 .iter()
