@@ -28,8 +28,8 @@ not copied: it is written again here, step by step, over LMCache's API):
    ``fold_unfold_grouped``, ``Bitmap2D(retain) & found``, per manager
    ``locked - hit`` and ``locked & hit`` with their gathers, ``popcount``).
 
-The request is written once, against LMCache's API, and run over three sets
-of containers:
+The request is written once, against LMCache's API, and run over these sets
+of containers and tiers:
 
 * ``reference``: ``RefBitmap2D``/``RefMapState`` below, a plain-Python list
   of ``bitplan.lmcache.native.Bitmap`` rows with LMCache's rules (one native
@@ -40,7 +40,19 @@ of containers:
   the per-bit and per-row loops (``Bitmap(N, indices)``,
   ``Bitmap2D.from_flat(flat, R, order="row")``, ``deposit``,
   ``gather_rows``, ``MapState.gather_keys``/``intersect_each``/
-  ``subtract_each``, ``fold_unfold_grouped(grid)``).
+  ``subtract_each``, ``fold_unfold_grouped(grid)``);
+* ``reference-mock``: ``reference`` with the old mock L1, canned answers
+  and no books (what issue #19 measured);
+* ``tiers`` (issue #28): the fast path's containers with L1 and the L2
+  adapters as native ``bitplan.lmcache.tiers.ChunkTier``s, driven through
+  the positional path: one ``RequestKeys``, ``Bitmap2D`` cells in and
+  ``Bitmap2D`` masks out, no key list built.
+
+In ``reference``, ``native`` and ``fast`` the L1 is the plain-Python
+``L1Manager`` of ``tests/_l1_model.py`` (dicts, TTL locks with counts,
+staging per tag, an LRU listener), filled before the clock starts; each
+request gets fresh tiers, since a real L1 keeps the locks and objects a
+request leaves.
 
 The mock tiers are deterministic: L1 holds a prefix of every row, adapter 0
 a longer prefix with holes, adapter 1 a random 70 % of the cells (seeded)
@@ -52,7 +64,7 @@ each tier: it is a correctness check as well.
 Usage::
 
     python benches/controller_request.py                       # every mode that can run
-    python benches/controller_request.py --mode reference      # the one that runs today
+    python benches/controller_request.py --mode reference --mode tiers
     python benches/controller_request.py --timer cpu --json out.json
     python benches/controller_request.py --quick               # a smoke run
 
@@ -82,12 +94,18 @@ import bitplan.lmcache.bitmap_ops as lm_ops
 import bitplan.lmcache.prefetch_policy as lm_policy
 from bitplan.lmcache.native import Bitmap
 
+# The reference L1 (LMCache's L1Manager's books in plain Python) is the model
+# of the tests' stateful test: one copy, in tests/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
+from _l1_model import L1Error, L1Model  # noqa: E402
+
 SIZES = [(24, 64, 2), (512, 64, 2)]  # chunks x rows x adapters
 GROUPS, RANKS = 8, 8  # 64 rows: 8 object groups x 8 kv ranks
 GROUP_WINDOWS = [-1, -1, -1, -1, -1, -1, 4, 1]  # six full-attention groups, a window of 4, a mamba-like 1
-MODES = ["reference", "native", "fast"]
+MODES = ["reference", "reference-mock", "native", "fast", "tiers"]
 STEPS = ["lock_l1", "l2_lookup", "plan_load", "drop", "reserve", "load", "finish"]
-SUCCESS, MISS = "SUCCESS", "MISS"
+SUCCESS, MISS = L1Error.SUCCESS, L1Error.KEY_NOT_EXIST
+PREFETCH_TAG = "prefetch:0"
 
 
 # ---------------------------------------------------------------------------
@@ -283,7 +301,7 @@ FAST_NAMES = {
 
 def containers(mode: str, force: bool = False):
     """(Bitmap2D, MapState, wrap_plan) for a mode; Unavailable with the reason."""
-    if mode == "reference":
+    if mode in ("reference", "reference-mock"):
         def wrap(ms):  # plan_load answers in bitplan's containers
             out = RefMapState()
             for index, grid in ms.items():
@@ -305,6 +323,11 @@ def containers(mode: str, force: bool = False):
             missing.append("Bitmap(size, indices)")
         if missing:
             raise Unavailable(f"mode 'fast' needs issue #19's fast path; missing: {', '.join(missing)}")
+    if mode == "tiers":
+        try:
+            import bitplan.lmcache.tiers  # noqa: F401
+        except ImportError:
+            raise Unavailable("mode 'tiers' needs issue #28's native tiers (bitplan.lmcache.tiers)") from None
     return lm_policy.Bitmap2D, lm_policy.MapState, lambda ms: ms
 
 
@@ -336,10 +359,21 @@ class World:
         holes = {(r, c) for r in range(self.R) for c in range(self.C // 4, self.C * 3 // 4) if c % 7 == r % 7}
         held[0] = {(r, c) for r in range(self.R) for c in range(min(self.C, self.C * 3 // 4 + (r % 2)))} - holes
         held[1] = {(r, c) for r in range(self.R) for c in range(self.C) if rnd.random() < 0.7} | holes
+        self.l1_len = l1_len
+        self.l1_keys = [k for k in self.flat_keys if k[1] < l1_len[k[0]]]
+        # the old mock L1's canned answers (mode reference-mock)
         self.l1_answer = {k: ((SUCCESS, object()) if k[1] < l1_len[k[0]] else (MISS, None)) for k in self.flat_keys}
+        self.reserve_answer = {k: (SUCCESS, ("buffer", k)) for k in self.flat_keys}
         self.adapter_store = [held[a % 2] for a in range(self.A)]
         self.adapter_hits = [[i for i, k in enumerate(self.flat_keys) if k in store] for store in self.adapter_store]
-        self.reserve_answer = {k: (SUCCESS, ("buffer", k)) for k in self.flat_keys}
+        self.adapter_cols = [[[c for c in range(self.C) if (r, c) in store] for r in range(self.R)]
+                             for store in self.adapter_store]
+        # an L1 that holds the L1 prefix and has room for every cell once more
+        self.l1_capacity = 2 * self.N
+        # the tiers mode's keys: chunk hashes (any 64-bit values) x row ids
+        rnd_hash = random.Random(28)
+        self.chunk_hashes = [rnd_hash.getrandbits(64) for _ in range(self.C)]
+        self.row_ids = list(range(self.R))
         self.l1_descs = {0: lm_policy.L1ManagerDescriptor(0)}
         self.l2_descs = {a: lm_policy.L2AdapterDescriptor(a) for a in range(self.A)}
         self.policy = lm_policy.DefaultPrefetchPolicy()
@@ -358,8 +392,15 @@ class Log:
     def __call__(self, what: str, keys) -> None:
         self.calls.append((what, list(keys)) if self.keep else (what, len(keys)))
 
+    def cells(self, what: str, grid, keys_by_row) -> None:
+        """Mode ``tiers`` hands a tier cells, not keys: the check records
+        the keys of those cells (out of the timed runs, only their count)."""
+        self.calls.append((what, grid.gather_rows(keys_by_row)) if self.keep else (what, grid.popcount()))
+
 
 class L1Mock:
+    """The old mock L1 (mode ``reference-mock``): canned answers, no books."""
+
     def __init__(self, world: World, log: Log) -> None:
         self.world, self.log = world, log
 
@@ -380,6 +421,65 @@ class L1Mock:
 
     def touch_keys(self, keys):
         self.log("l1.touch_keys", keys)
+
+
+class ReferenceL1(L1Model):
+    """The reference L1: LMCache's ``L1Manager`` books (``tests/_l1_model.py``),
+    logging the keys the request hands to it as the mock does."""
+
+    def __init__(self, world: World, log: Log) -> None:
+        super().__init__(world.l1_capacity)
+        self.log = None
+        # warm, as a long-lived L1 is: every key of the request staged once
+        # and discarded, so that its dicts have grown to the request
+        everything = world.flat_keys
+        self.reserve_write(everything, [False] * len(everything), None, "warm")
+        super().finish_write_and_delete(everything, "warm")  # not logged
+        keys = world.l1_keys
+        self.reserve_write(keys, [False] * len(keys), None, "seed")
+        self.finish_write(keys, "seed")
+        self.log = log
+
+    def finish_read(self, keys, read_locks=1):
+        self.log("l1.finish_read", keys)
+        return super().finish_read(keys, read_locks)
+
+    def finish_write_and_reserve_read(self, keys, read_locks=1, tag=""):
+        self.log("l1.finish_write_and_reserve_read", keys)
+        return super().finish_write_and_reserve_read(keys, read_locks, tag)
+
+    def finish_write_and_delete(self, keys, tag=""):
+        self.log("l1.finish_write_and_delete", keys)
+        return super().finish_write_and_delete(keys, tag)
+
+    def touch_keys(self, keys):
+        self.log("l1.touch_keys", keys)
+        return super().touch_keys(keys)
+
+
+def native_tiers(world: World):
+    """Mode ``tiers``: the request's keys, L1 and the L2 adapters as native
+    tiers (``bitplan.lmcache.tiers.ChunkTier``), filled as the mocks are."""
+    import numpy as np
+    from bitplan.lmcache.tiers import ChunkTier, RequestKeys
+
+    B2 = lm_policy.Bitmap2D
+    keys = RequestKeys(np.array(world.chunk_hashes, dtype=np.uint64), np.array(world.row_ids, dtype=np.uint32))
+    l1 = ChunkTier(world.l1_capacity)
+    # warm, as a long-lived L1 is (and as the reference L1 is)
+    l1.reserve_write(keys, False, "warm")
+    l1.finish_write_and_delete(keys, "warm")
+    held = B2([Bitmap(world.C, n) for n in world.l1_len])
+    l1.reserve_write(keys, False, "seed", cells=held)
+    l1.finish_write(keys, "seed", cells=held)
+    l2 = {}
+    for a in range(world.A):
+        tier = ChunkTier(world.N)
+        held = B2([Bitmap(world.C, cols) for cols in world.adapter_cols[a]])
+        tier.reserve_write(keys, False, "seed", cells=held)
+        tier.finish_write(keys, "seed", cells=held)
+        l2[a] = tier
+    return keys, {0: l1}, l2
 
 
 class L2Mock:
@@ -468,7 +568,7 @@ class Request:
     def __init__(self, world: World, mode: str, log: Log, force: bool = False) -> None:
         self.w, self.mode, self.fast, self.log = world, mode, mode == "fast", log
         self.B2, self.MS, self.wrap = containers(mode, force)
-        self.l1 = {0: L1Mock(world, log)}
+        self.l1 = {0: L1Mock(world, log) if mode == "reference-mock" else ReferenceL1(world, log)}
         self.l2 = {a: L2Mock(a, world, log, self.fast) for a in range(world.A)}
         self.l1_locked = self.MS()
         self.l2_locked = self.MS()
@@ -646,9 +746,123 @@ class Request:
         self.result = (hit_length, hit_cells, hit_cells.popcount())
 
 
+class TiersRequest(Request):
+    """Mode ``tiers``: the same request with L1 and the L2 adapters as native
+    tiers driven through the positional path: the keys are one
+    ``RequestKeys`` (chunk hashes x row ids) built with the tiers, every tier
+    call takes a ``Bitmap2D`` of cells and answers with one, and no key list
+    is built (the log gathers keys only in the check)."""
+
+    def __init__(self, world: World, mode: str, log: Log, force: bool = False) -> None:
+        self.w, self.mode, self.fast, self.log = world, mode, True, log
+        self.B2, self.MS, self.wrap = containers(mode, force)
+        self.keys, self.l1, self.l2 = native_tiers(world)
+        self.l1_locked = self.MS()
+        self.l2_locked = self.MS()
+        self.l1_reserved = self.MS()
+        self.loaded = {}
+        self.gather_ns = 0
+        self.result = None
+
+    def lock_l1(self):
+        for index, tier in self.l1.items():
+            self.l1_locked[index] = tier.reserve_read(self.keys, 1)
+
+    def l2_lookup(self):
+        for index, tier in self.l2.items():
+            self.l2_locked[index] = tier.reserve_read(self.keys, 1)
+
+    def drop(self):
+        rows = self.w.keys_by_row
+        planned_l1, planned_l2 = self.plan.l1_planned_keys, self.plan.l2_planned_keys
+        for index, cells in (self.l1_locked - planned_l1).items():
+            if cells.popcount():
+                self.log.cells("l1.finish_read", cells, rows)
+                self.l1[index].finish_read(self.keys, 1, cells=cells)
+        for index, cells in (self.l2_locked - planned_l2).items():
+            if cells.popcount():
+                self.log.cells(f"l2[{index}].submit_unlock", cells, rows)
+                self.l2[index].finish_read(self.keys, 1, cells=cells)
+        self.l1_locked = planned_l1.copy()
+        self.l2_locked = planned_l2.copy()
+
+    def reserve(self):
+        rows = self.w.keys_by_row
+        policy = self.w.policy
+        # the stock policies' retention is one flag for every key (Default:
+        # none retained, so temporary; Retain: all); a policy that looks at
+        # its keys would need them gathered (gather_rows) here
+        if isinstance(policy, lm_policy.RetainPrefetchPolicy):
+            temporary = False
+        elif type(policy) is lm_policy.DefaultPrefetchPolicy:
+            temporary = True
+        else:
+            raise NotImplementedError(f"retention of {type(policy).__name__} by cells")
+        cells = self.l2_locked.merge()
+        reserved = self.MS()
+        if len(cells):
+            reserved[0] = self.l1[0].reserve_write(self.keys, temporary, PREFETCH_TAG, cells=cells)
+        self.l1_reserved = reserved
+        # every reservation succeeded (no re-plan); _submit_load_tasks: each
+        # adapter loads its planned cells, and every load succeeds, as with
+        # the mocks (the adapter's transfer is not timed in any mode)
+        for index, planned in self.l2_locked.items():
+            if planned.popcount():
+                self.log.cells(f"l2[{index}].submit_load_task", planned, rows)
+                self.loaded[index] = planned
+
+    def load(self):
+        rows = self.w.keys_by_row
+        l1 = self.l1[0]
+        for index in self.l2_locked.keys():
+            planned = self.l2_locked[index]
+            loaded = self.loaded.get(index)
+            if loaded is None:
+                loaded = planned.zeros_like()
+            failed = planned - loaded
+            if loaded.popcount():
+                self.log.cells("l1.finish_write_and_reserve_read", loaded, rows)
+                l1.finish_write_and_reserve_read(self.keys, 1, PREFETCH_TAG, cells=loaded)
+            if failed.popcount():
+                self.log.cells("l1.finish_write_and_delete", failed, rows)
+                l1.finish_write_and_delete(self.keys, PREFETCH_TAG, cells=failed)
+            self.log.cells(f"l2[{index}].submit_unlock", planned, rows)
+            self.l2[index].finish_read(self.keys, 1, cells=planned)
+            if 0 in self.l1_locked:
+                self.l1_locked[0] += loaded
+            else:
+                self.l1_locked[0] = loaded
+            self.l1_reserved[0] -= planned
+            del self.l2_locked[index]
+
+    def finish(self):
+        w, rows = self.w, self.w.keys_by_row
+        found = self.l1_locked.merge()
+        if len(found) == 0:
+            found = self.B2.zeros(w.R, w.C)
+        hit_length, retain_rows = lm_ops.fold_unfold_grouped(found, w.windows)
+        hit_cells = self.B2(retain_rows) & found
+        releases = self.l1_locked.subtract_each(hit_cells)
+        touches = self.l1_locked.intersect_each(hit_cells)
+        for index, cells in releases.items():
+            if cells.popcount():
+                self.log.cells("l1.finish_read", cells, rows)
+                self.l1[index].finish_read(self.keys, 1, cells=cells)
+            touched = touches[index]
+            if touched.popcount():
+                self.log.cells("l1.touch_keys", touched, rows)
+                self.l1[index].touch(self.keys, cells=touched)
+        self.result = (hit_length, hit_cells, hit_cells.popcount())
+
+
+def new_request(world: World, mode: str, log: Log, force: bool = False) -> Request:
+    """A request ready to run: its tiers built and filled (not timed)."""
+    return (TiersRequest if mode == "tiers" else Request)(world, mode, log, force)
+
+
 def run_request(world: World, mode: str, log: Log, force: bool = False, clock=None):
     """One request. With ``clock``, returns the ns of each step."""
-    req = Request(world, mode, log, force)
+    req = new_request(world, mode, log, force)
     if clock is None:
         for step in STEPS:
             getattr(req, step)()
@@ -691,6 +905,38 @@ def median_us(stmt: str, env: dict, clock: str, min_time: float, repeat: int) ->
         number *= 2
     per_call = [t / number * 1e6 for t in timer.repeat(repeat, number)]
     return statistics.median(per_call), per_call
+
+
+def request_median_us(world: World, mode: str, clock: str, min_time: float, repeat: int, force: bool):
+    """The whole request: per repeat, the median of requests run for
+    >= ``min_time`` s (a median, not a mean: on a shared machine one
+    preempted request would weigh as much as hundreds); then the median of
+    the repeats. Each request gets fresh tiers (a real L1 keeps the locks
+    and objects a request leaves), built before its clock starts."""
+    import gc
+
+    ns = TIMERS[clock][1]
+    reps = []
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            total, times = 0, []
+            while total < min_time * 1e9:
+                req = new_request(world, mode, Log(keep=False), force)
+                t = ns()
+                for step in STEPS:
+                    getattr(req, step)()
+                elapsed = ns() - t
+                total += elapsed
+                times.append(elapsed)
+                del req
+                gc.collect(0)
+            reps.append(statistics.median(times) / 1000)
+    finally:
+        if enabled:
+            gc.enable()
+    return statistics.median(reps), reps
 
 
 def step_medians(world: World, mode: str, clock: str, runs: int, force: bool):
@@ -763,11 +1009,14 @@ def header(args, modes_run, skipped) -> str:
         f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- Python {platform.python_version()}, bitplan {bitplan.__version__}, kernel {bitplan.active_kernel()}",
         f"- command: `{' '.join([os.path.basename(sys.argv[0])] + sys.argv[1:])}`",
-        f"- method: whole request `timeit`-style ({args.timer} clock, loop count as `autorange` for ≥ {args.min_time:g} s, "
-        f"{args.repeat} repeats, median µs); steps: {args.runs} instrumented requests, median µs per step "
+        f"- method: whole request: each request on fresh tiers built before its clock starts ({args.timer} clock), "
+        f"requests run for ≥ {args.min_time:g} s per repeat, {args.repeat} repeats, median of the repeats' medians, µs; "
+        f"steps: {args.runs} instrumented requests, median µs per step "
         "(`perf_counter_ns` or `thread_time_ns` between steps)",
         f"- rows = {GROUPS} groups × {RANKS} ranks, windows per group {GROUP_WINDOWS}; L1 a prefix of each row, "
         "adapter 0 a longer prefix with holes, adapter 1 a random 70 % and the holes; every load succeeds",
+        "- L1: `reference`, `native`, `fast`: the plain-Python L1Manager books of `tests/_l1_model.py`; "
+        "`reference-mock`: the old canned answers; `tiers`: `ChunkTier`s for L1 and the adapters",
         f"- modes run: {', '.join(modes_run) or 'none'}",
     ]
     for mode, why in skipped.items():
@@ -840,8 +1089,7 @@ def main() -> int:
         world = World(chunks, adapters)
         size = f"{chunks}x{rows}x{adapters}"
         for mode in modes:
-            env = {"run_request": run_request, "world": world, "mode": mode, "Log": Log, "force": args.force}
-            med, reps = median_us("run_request(world, mode, Log(False), force)", env, args.timer, args.min_time, args.repeat)
+            med, reps = request_median_us(world, mode, args.timer, args.min_time, args.repeat, args.force)
             steps, gather = step_medians(world, mode, args.timer, args.runs, args.force)
             report["sizes"][size][mode] = {"request_us": med, "repeats_us": reps, "steps_us": steps,
                                            "gather_us": gather}

@@ -27,6 +27,10 @@ mod moves;
 mod policy;
 mod positions;
 mod replay;
+mod tier_books;
+mod tier_chunk;
+mod tier_common;
+mod tier_keys;
 
 use pyo3::prelude::*;
 
@@ -128,6 +132,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     lm.add_function(wrap_pyfunction!(hybrid::lmcache_merge_bitmaps, &lm)?)?;
     lm.add_function(wrap_pyfunction!(policy::select_first_wins, &lm)?)?;
     lm.add_function(wrap_pyfunction!(lmcache_plan::plan_load_state, &lm)?)?;
+    // A tier's bookkeeping (issue #28), behind `bitplan.lmcache.tiers`.
+    lm.add_function(wrap_pyfunction!(tier_common::register_l1_errors, &lm)?)?;
+    lm.add_class::<tier_common::PyManualClock>()?;
+    lm.add_class::<tier_keys::PyRequestKeys>()?;
+    lm.add_class::<tier_chunk::PyChunkTier>()?;
+    lm.add_class::<tier_books::PyL1Bookkeeper>()?;
     m.add_submodule(&lm)?;
     Ok(())
 }

@@ -78,3 +78,32 @@ def test_every_public_grid_method_is_stubbed(owner):
     stubbed = {member for o, member in GRID_ITEMS if o == owner}
     public = {name for name in dir(getattr(grids, owner)) if not name.startswith("_")}
     assert public - stubbed == set()
+
+
+TIERS_STUB = ast.parse(importlib.resources.files("bitplan.lmcache").joinpath("tiers.pyi").read_text())
+TIERS_ITEMS = [
+    (node.name, item.name)
+    for node in TIERS_STUB.body
+    if isinstance(node, ast.ClassDef) and node.name != "L1Error"
+    for item in node.body
+    if isinstance(item, ast.FunctionDef)
+]
+
+
+@pytest.mark.parametrize("owner,member", TIERS_ITEMS, ids=[f"{o}.{m}" for o, m in TIERS_ITEMS])
+def test_every_stubbed_tier_method_exists(owner, member):
+    from bitplan.lmcache import tiers
+
+    assert hasattr(getattr(tiers, owner), member), f"{owner}.{member} is in tiers.pyi but not in the module"
+
+
+def test_every_public_tier_name_is_stubbed():
+    from bitplan.lmcache import tiers
+
+    classes = {node.name for node in TIERS_STUB.body if isinstance(node, ast.ClassDef)}
+    assigned = {node.target.id for node in TIERS_STUB.body if isinstance(node, ast.AnnAssign)}
+    assert set(tiers.__all__) - classes - assigned == set()
+    for owner in classes - {"L1Error"}:
+        stubbed = {member for o, member in TIERS_ITEMS if o == owner}
+        public = {name for name in dir(getattr(tiers, owner)) if not name.startswith("_")}
+        assert public - stubbed == set(), owner

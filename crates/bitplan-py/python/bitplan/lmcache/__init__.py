@@ -6,6 +6,7 @@ LMCache                                            bitplan
 ``lmcache.lmcache_native``                         :mod:`bitplan.lmcache.native`
 ``lmcache.v1.distributed.bitmap_ops``              :mod:`bitplan.lmcache.bitmap_ops`
 LMCache's prefetch-policy module                   :mod:`bitplan.lmcache.prefetch_policy`
+``L1Manager``'s bookkeeping (``l1_manager.py``)    :mod:`bitplan.lmcache.tiers`
 =================================================  ======================================
 
 Everything here does what LMCache does, including where that differs from
@@ -58,9 +59,9 @@ Differences that remain, on purpose:
 
 import importlib
 
-from bitplan.lmcache import bitmap_ops, grids, native
+from bitplan.lmcache import bitmap_ops, grids, native, tiers
 
-__all__ = ["bitmap_ops", "grids", "native", "prefetch_policy"]
+__all__ = ["bitmap_ops", "grids", "native", "prefetch_policy", "tiers"]
 
 
 def __getattr__(name: str):  # noqa: ANN202 - PEP 562

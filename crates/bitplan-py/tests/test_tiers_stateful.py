@@ -1,0 +1,158 @@
+"""The LMCache-shaped face, ``bitplan.lmcache.tiers.L1Bookkeeper``, against
+the pure-Python model of ``L1Manager``'s rules (``_l1_model.py``), one random
+operation sequence at a time (issue #28, item 5): writer tags, read-lock
+counts, lock expiry on an injected clock, temporary keys, forced deletes
+and the capacity. Every call's answer must be the model's, key by key and
+object by object, and so must every key's state after it."""
+
+import itertools
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from _l1_model import L1Model
+from bitplan.lmcache.tiers import L1Bookkeeper, L1Error, ManualClock
+
+# Keys of several hashable kinds, as an L1Manager's callers may use.
+KEYS = ["a", "b", ("c", 1), ("c", 2), 7, 8, frozenset({"e"}), b"f"]
+TAGS = ["", "prefetch:0", "store"]
+READ_TTL_MS, WRITE_TTL_MS = 1_000, 500
+
+# unique keys per batch: LMCache's answer is a dict, so a key twice in a
+# batch keeps only its last outcome (test_a_key_twice_in_a_batch covers it)
+batches = st.lists(st.sampled_from(KEYS), min_size=0, max_size=6, unique=True)
+read_locks = st.integers(min_value=-2, max_value=131)
+tags = st.sampled_from(TAGS)
+_tokens = itertools.count()
+
+
+class BooksAgainstModel(RuleBasedStateMachine):
+    @initialize(capacity=st.integers(min_value=0, max_value=10))
+    def build(self, capacity):
+        self.clock = ManualClock(0)
+        self.books = L1Bookkeeper(
+            capacity, read_ttl_seconds=READ_TTL_MS / 1000, write_ttl_seconds=WRITE_TTL_MS / 1000, clock=self.clock
+        )
+        self.model = L1Model(
+            capacity, read_ttl_seconds=READ_TTL_MS / 1000, write_ttl_seconds=WRITE_TTL_MS / 1000, clock_ms=self.clock.now_ms
+        )
+
+    def same(self, got, want):
+        assert got == want, (got, want)
+        # the objects handed back are the very objects attached
+        for key, value in want.items():
+            if isinstance(value, tuple):
+                assert got[key][1] is value[1], (key, got[key], value)
+                assert type(got[key][0]) is L1Error
+
+    @rule(keys=batches, n=read_locks)
+    def reserve_read(self, keys, n):
+        self.same(self.books.reserve_read(keys, n), self.model.reserve_read(keys, n))
+
+    @rule(keys=batches)
+    def unsafe_read(self, keys):
+        self.same(self.books.unsafe_read(keys), self.model.unsafe_read(keys))
+
+    @rule(keys=batches, n=read_locks)
+    def finish_read(self, keys, n):
+        self.same(self.books.finish_read(keys, n), self.model.finish_read(keys, n))
+
+    @rule(keys=batches, data=st.data(), tag=tags)
+    def reserve_write(self, keys, data, tag):
+        temporary = data.draw(st.lists(st.booleans(), min_size=len(keys), max_size=len(keys)))
+        objects = [f"buffer-{next(_tokens)}" for _ in keys]
+        got = self.books.reserve_write(keys, temporary, None, tag, objects=objects)
+        self.same(got, self.model.reserve_write(keys, temporary, None, tag, objects=objects))
+
+    @rule(keys=batches, tag=tags)
+    def finish_write(self, keys, tag):
+        self.same(self.books.finish_write(keys, tag), self.model.finish_write(keys, tag))
+
+    @rule(keys=batches, tag=tags)
+    def finish_prefetch(self, keys, tag):
+        self.same(self.books.finish_prefetch(keys, tag), self.model.finish_prefetch(keys, tag))
+
+    @rule(keys=batches, n=read_locks, tag=tags)
+    def finish_write_and_reserve_read(self, keys, n, tag):
+        got = self.books.finish_write_and_reserve_read(keys, n, tag)
+        self.same(got, self.model.finish_write_and_reserve_read(keys, n, tag))
+
+    @rule(keys=batches, force=st.booleans())
+    def delete(self, keys, force):
+        self.same(self.books.delete(keys, force), self.model.delete(keys, force))
+
+    @rule(keys=batches, tag=tags)
+    def finish_write_and_delete(self, keys, tag):
+        self.same(self.books.finish_write_and_delete(keys, tag), self.model.finish_write_and_delete(keys, tag))
+
+    @rule(keys=batches)
+    def touch_keys(self, keys):
+        assert self.books.touch_keys(keys) is None
+        self.model.touch_keys(keys)
+
+    @rule(force=st.booleans())
+    def clear(self, force):
+        self.books.clear(force)
+        self.model.clear(force)
+
+    @rule(ms=st.sampled_from([0, 1, 250, 499, 500, 501, 999, 1_000, 1_001, 5_000]))
+    def advance(self, ms):
+        self.clock.advance(ms)
+
+    @invariant()
+    def states_agree(self):
+        assert self.books.used() == self.model.used()
+        for key in KEYS:
+            assert self.books.state_of(key) == self.model.state_of(key), key
+            assert self.books.is_key_evictable(key) == self.model.is_key_evictable(key), key
+
+
+TestBooksAgainstModel = BooksAgainstModel.TestCase
+TestBooksAgainstModel.settings = settings(max_examples=300, stateful_step_count=40, deadline=None)
+
+
+def test_slot_numbers_without_attached_objects():
+    """Without ``objects=``, the object handed back is the slot number: an
+    int, the same for a key from its reservation to its reads."""
+    books = L1Bookkeeper(4)
+    reserved = books.reserve_write(["a", "b"], [False, False])
+    assert all(code is L1Error.SUCCESS and isinstance(slot, int) for code, slot in reserved.values())
+    assert reserved["a"][1] != reserved["b"][1]
+    books.finish_write(["a", "b"])
+    read = books.reserve_read(["a", "b"])
+    assert {key: obj for key, (_, obj) in read.items()} == {key: obj for key, (_, obj) in reserved.items()}
+
+
+def test_a_key_leaves_and_comes_back():
+    """A key that left the tier (its id given back) can come again, and the
+    ids of others are not disturbed."""
+    books = L1Bookkeeper(2)
+    books.reserve_write(["a", "b"], [False, False], None, "", objects=["A", "B"])
+    books.finish_write(["a", "b"])
+    assert books.delete(["a"]) == {"a": L1Error.SUCCESS}
+    assert books.reserve_read(["a", "b"]) == {"a": (L1Error.KEY_NOT_EXIST, None), "b": (L1Error.SUCCESS, "B")}
+    assert books.reserve_write(["a"], [False], None, "", objects=["A2"]) == {"a": (L1Error.SUCCESS, "A2")}
+    books.finish_write(["a"])
+    assert books.reserve_read(["a"]) == {"a": (L1Error.SUCCESS, "A2")}
+    assert len(books) == 2
+
+
+def test_a_key_twice_in_a_batch():
+    """Duplicates are processed in order, as by LMCache's loop; the dict
+    keeps the last outcome. A reservation's second copy is refused (it
+    still counted against the capacity), as the model has it."""
+    for make in (L1Bookkeeper, L1Model):
+        books = make(3)
+        assert books.reserve_write(["a", "a"], [False, False], None, "t", objects=["A1", "A2"]) == {
+            "a": (L1Error.KEY_NOT_WRITABLE, None)
+        }
+        assert books.used() == 1
+        assert books.finish_write(["a", "a"], "t") == {"a": L1Error.KEY_NOT_EXIST}
+        assert books.reserve_read(["a", "a"], 2) == {"a": (L1Error.SUCCESS, "A1")}
+        assert books.state_of("a")["read_locks"] == 4
+        # three allocations asked for, two places: none is made
+        assert make(2).reserve_write(["b", "b", "c"], [False] * 3, None, "t") == {
+            "b": (L1Error.OUT_OF_MEMORY, None),
+            "c": (L1Error.OUT_OF_MEMORY, None),
+        }
