@@ -492,7 +492,7 @@ enum ChangeSearch {
     /// where the quota would end if the class's keys were spread evenly,
     /// and the shorter of the runs around it, by [`kernel::class_counts`]
     /// calls, down to the run of [`LEAF_WORDS`] words where a quota ends
-    /// (see [`find_changes_guessing`]): 4 calls on 88 words on average for
+    /// (see [`find_changes_guessing`]): 3 calls on 88 words on average for
     /// a super-block of 256 words with one change.
     Guessing,
     /// Count runs of [`SCAN_WORDS`] words from the start of the
@@ -576,7 +576,7 @@ impl Found<'_> {
 /// the three are searched in order the same way. A run of at most two
 /// windows is halved instead. Where the guess is right, a change costs a
 /// count of the window and of at most half the run, instead of halving
-/// the run down to a leaf: 4 calls on 88 words on average in a 256-word
+/// the run down to a leaf: 3 calls on 88 words on average in a 256-word
 /// super-block, against 5 calls on 248.
 fn find_changes_guessing<const P: usize, const C: usize>(
     inputs: &[&[u64]; P],
