@@ -21,6 +21,8 @@
 
 mod dense;
 mod general;
+mod owners;
+mod search;
 mod solve;
 
 use crate::adapter::{AdapterDescriptor, sorted_indices};

@@ -29,13 +29,16 @@
 //! the entry of its table that the other lookups select; the tables say
 //! which classes it owns); in a super-block where an owner changes, the
 //! words where the changing classes' quotas end are found class by class
-//! (see [`ChangeSearch`]: by halving it with [`kernel::class_counts`]
+//! (see [`ChangeSearch`]: by counting a window around where the quota
+//! would end were the keys spread evenly, with [`kernel::class_counts`]
 //! calls, or by counting runs of it from its start), the stretches
 //! between those words are routed with fixed owners, and only those words
 //! are split class by class. Above, every word is routed class by class.
 
 use bitmap_core::{Bitmap, SplitWriter, kernel};
 
+use super::owners::{Owners, class_masks};
+use super::search::{Change, ChangeSearch, ClassRun, Found, MAX_CHANGES, find_changes_guessing, find_changes_scan};
 use super::solve::{Classes, Scratch, solve};
 use crate::plan::LoadPlan;
 
@@ -278,149 +281,6 @@ fn extend<const P: usize, const C: usize>(
     }
 }
 
-/// Where each class's keys go next: its current owner and that owner's
-/// quota left.
-struct Owners<const P: usize, const C: usize> {
-    owner: [u8; C],
-    left: [u64; C],
-}
-
-impl<const P: usize, const C: usize> Owners<P, C> {
-    fn new(flow: &[[u64; P]; C]) -> Self {
-        let mut owners = Owners { owner: [0; C], left: [0; C] };
-        for class in 1..C {
-            owners.owner[class] = class.trailing_zeros() as u8;
-            owners.advance(class, 0, flow);
-        }
-        owners
-    }
-
-    /// Makes the owner of `class` its first participant from `from` on with
-    /// a quota; leaves it alone (with nothing left) if there is none.
-    fn advance(&mut self, class: usize, from: usize, flow: &[[u64; P]; C]) {
-        if let Some(next) = (from..P).find(|&p| class >> p & 1 == 1 && flow[class][p] > 0) {
-            self.owner[class] = next as u8;
-            self.left[class] = flow[class][next];
-        } else {
-            self.left[class] = 0;
-        }
-    }
-
-    /// Records that the next `keys` keys of `class` went out, owner after
-    /// owner, each up to its quota.
-    #[inline]
-    fn take(&mut self, class: usize, mut keys: u64, flow: &[[u64; P]; C]) {
-        while keys > 0 && self.left[class] > 0 {
-            let taken = keys.min(self.left[class]);
-            self.left[class] -= taken;
-            keys -= taken;
-            if self.left[class] == 0 {
-                self.advance(class, usize::from(self.owner[class]) + 1, flow);
-            }
-        }
-        debug_assert_eq!(keys, 0, "class {class} has more keys than quotas");
-    }
-
-    /// Hands out the keys of `class` in `mask` (one word), lowest first,
-    /// into `out`: owner after owner, each up to its quota.
-    #[inline]
-    fn split_word(&mut self, class: usize, mut mask: u64, out: &mut [u64; P], flow: &[[u64; P]; C]) {
-        while mask != 0 {
-            let keys = u64::from(mask.count_ones());
-            let owner = usize::from(self.owner[class]);
-            let left = self.left[class];
-            if keys <= left || left == 0 {
-                // (`left == 0` only if the counts were wrong: keep the keys
-                // on the last owner rather than lose them.)
-                out[owner] |= mask;
-                self.take(class, keys.min(left), flow);
-                return;
-            }
-            let rest = clear_lowest_ones(mask, left);
-            out[owner] |= mask ^ rest;
-            self.take(class, left, flow);
-            mask = rest;
-        }
-    }
-
-    /// The split tables of the outputs (see [`kernel::split_by_tables`]):
-    /// for participant `a`, entry `j` is set if `a` owns the class of `a`
-    /// plus the other participants whose bits are set in `j` (the others
-    /// in index order).
-    fn tables(&self) -> [u8; P] {
-        core::array::from_fn(|a| {
-            (0..1usize << (P - 1)).fold(0u8, |table, others| {
-                let below = others & ((1 << a) - 1);
-                let class = below | (others >> a) << (a + 1) | 1 << a;
-                table | u8::from(usize::from(self.owner[class]) == a) << others
-            })
-        })
-    }
-
-    /// Routes one word: the class masks of `held`, each to its owner, split
-    /// where a quota ends.
-    #[inline]
-    fn route_word(&mut self, held: [u64; P], flow: &[[u64; P]; C]) -> [u64; P] {
-        let masks = class_masks::<P, C>(held);
-        let mut out = [0u64; P];
-        for (class, &mask) in masks.iter().enumerate().skip(1) {
-            self.split_word(class, mask, &mut out, flow);
-        }
-        out
-    }
-}
-
-/// The keys of each class in one word: `masks[c]` has the keys held by
-/// exactly the participants in `c`.
-#[inline]
-fn class_masks<const P: usize, const C: usize>(held: [u64; P]) -> [u64; C] {
-    let mut masks = [0u64; C];
-    masks[0] = u64::MAX;
-    for (p, &bits) in held.iter().enumerate() {
-        for class in 0..1 << p {
-            masks[class | 1 << p] = masks[class] & bits;
-            masks[class] &= !bits;
-        }
-    }
-    masks
-}
-
-/// The keys of `class` in one word.
-#[inline]
-fn class_mask<const P: usize>(held: &[u64; P], class: usize) -> u64 {
-    held.iter().enumerate().fold(u64::MAX, |mask, (p, &bits)| mask & if class >> p & 1 == 1 { bits } else { !bits })
-}
-
-/// The longest run [`ChangeSearch::Halving`] searches word by word for the
-/// words where owners change: one AVX-512 vector.
-const LEAF_WORDS: usize = 8;
-
-/// Words counted at a time by [`ChangeSearch::Scan`].
-const SCAN_WORDS: usize = 16;
-
-/// The keys of `class` in the words `run`, without a branch per word (the
-/// compiler vectorises it with SSE2).
-#[inline]
-fn class_keys<const P: usize>(inputs: &[&[u64]; P], run: core::ops::Range<usize>, class: usize) -> u64 {
-    // The complement of every lookup not in `class`: XOR with all ones.
-    let flips: [u64; P] = core::array::from_fn(|p| if class >> p & 1 == 1 { 0 } else { u64::MAX });
-    let lookups: [&[u64]; P] = core::array::from_fn(|p| &inputs[p][run.clone()]);
-    (0..run.len())
-        .map(|word| {
-            let mask = (0..P).fold(u64::MAX, |mask, p| mask & (lookups[p][word] ^ flips[p]));
-            u64::from(mask.count_ones())
-        })
-        .sum()
-}
-
-/// The most owner changes in one super-block with up to
-/// `MAX_KERNEL_PARTICIPANTS` participants: one per (class, participant).
-const MAX_CHANGES: usize = MAX_KERNEL_PARTICIPANTS << (MAX_KERNEL_PARTICIPANTS - 1);
-
-/// A word where a class changes owner: (word, class, its owner and quota
-/// left at the start of the word).
-type Change = (usize, usize, u8, u64);
-
 /// Routes a super-block in which some classes change owner (`record`: its
 /// class counts; `owners`: the state at its start, left unchanged).
 ///
@@ -444,7 +304,7 @@ fn route_changing_block<const P: usize, const C: usize>(
     for class in (1..C).filter(|&class| record[class] > owners.left[class]) {
         let class_run = ClassRun { range: range.clone(), class, keys: record[class] };
         match search {
-            ChangeSearch::Halving => find_changes_halving(inputs, class_run, &mut state, flow, found),
+            ChangeSearch::Guessing => find_changes_guessing(inputs, class_run, &mut state, flow, found),
             ChangeSearch::Scan => find_changes_scan(inputs, class_run, &mut state, flow, found),
         }
     }
@@ -476,155 +336,6 @@ fn route_changing_block<const P: usize, const C: usize>(
         router.push(out);
     }
     router.fixed(range.end, routing.tables());
-}
-
-/// How [`route_changing_block`] finds the words where owners change. Both
-/// find the same words; which is faster depends on what a
-/// [`kernel::class_counts`] call of a few hundred words costs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ChangeSearch {
-    /// Halve the super-block down to the run of [`LEAF_WORDS`] words where
-    /// a quota ends, the first half of each counted by one
-    /// [`kernel::class_counts`] call: 5 calls on 248 words for a
-    /// super-block of 256 words with one change.
-    Halving,
-    /// Count runs of [`SCAN_WORDS`] words from the start of the
-    /// super-block up to the run where a quota ends, in this crate's own
-    /// loop (see [`class_keys`]).
-    Scan,
-}
-
-impl ChangeSearch {
-    /// [`Halving`](ChangeSearch::Halving) on the AVX-512 kernel, whose
-    /// `class_counts` counts a vector in one `vpopcntq` per class and takes
-    /// 15–50 ns for 8–128 words; [`Scan`](ChangeSearch::Scan) on the others,
-    /// whose `class_counts` takes 2–3× as long at those lengths (AVX2's
-    /// Harley–Seal loop needs 64 words, and counts shorter runs word by
-    /// word). At 262,144 keys × 3 adapters, interleaved, the halving took
-    /// the `balanced` plan from 2.67× to 2.55× the `default` plan on
-    /// AVX-512, and from 4.37× to 4.78× on AVX2.
-    fn for_active_kernel() -> ChangeSearch {
-        if kernel::Kernel::active().kind() == kernel::KernelKind::Avx512 {
-            ChangeSearch::Halving
-        } else {
-            ChangeSearch::Scan
-        }
-    }
-}
-
-/// The keys of one class in a run of words: where to look for the words
-/// where its owner changes.
-struct ClassRun {
-    range: core::ops::Range<usize>,
-    class: usize,
-    /// The keys of `class` in `range`.
-    keys: u64,
-}
-
-/// The words found where a class changes owner.
-struct Found<'c> {
-    changes: &'c mut [Change; MAX_CHANGES],
-    count: &'c mut usize,
-}
-
-impl Found<'_> {
-    /// Searches `run` word by word from `state` (moved to its end), adding
-    /// the words where the owner of `class` changes.
-    fn search_words<const P: usize, const C: usize>(
-        &mut self,
-        inputs: &[&[u64]; P],
-        run: core::ops::Range<usize>,
-        class: usize,
-        state: &mut Owners<P, C>,
-        flow: &[[u64; P]; C],
-    ) {
-        for word in run {
-            let held: [u64; P] = core::array::from_fn(|p| inputs[p][word]);
-            let keys = u64::from(class_mask(&held, class).count_ones());
-            if keys >= state.left[class] && state.left[class] > 0 {
-                // At most one change per (class, participant): never full.
-                self.changes[*self.count] = (word, class, state.owner[class], state.left[class]);
-                *self.count += 1;
-            }
-            state.take(class, keys, flow);
-        }
-    }
-}
-
-/// Adds to `found` the words of `run` where its class changes owner, from
-/// its owner and quota left at the start (in `state`, which it moves to
-/// the end of the run), by [halving](ChangeSearch::Halving).
-///
-/// The class changes owner in a run exactly when the run holds at least
-/// the quota left to its owner. A run where it does not is passed over
-/// whole; a run of at most [`LEAF_WORDS`] words is searched word by word;
-/// a longer one is halved, the first half counted by one
-/// [`kernel::class_counts`] call (the second half's keys are the rest).
-fn find_changes_halving<const P: usize, const C: usize>(
-    inputs: &[&[u64]; P],
-    run: ClassRun,
-    state: &mut Owners<P, C>,
-    flow: &[[u64; P]; C],
-    found: &mut Found<'_>,
-) {
-    let ClassRun { range, class, keys } = run;
-    if keys < state.left[class] || state.left[class] == 0 {
-        state.take(class, keys, flow);
-        return;
-    }
-    if range.len() <= LEAF_WORDS {
-        found.search_words(inputs, range, class, state, flow);
-        return;
-    }
-    // Halves at a multiple of `LEAF_WORDS` from the start (super-blocks
-    // start at one), so the counts' loads stay on the inputs' alignment.
-    let middle = range.start + (range.len() / 2).next_multiple_of(LEAF_WORDS);
-    let first_half: [&[u64]; P] = core::array::from_fn(|p| &inputs[p][range.start..middle]);
-    let mut counts = [0u64; C];
-    kernel::class_counts(&first_half, &mut counts);
-    let first = counts[class];
-    let halves = [(range.start..middle, first), (middle..range.end, keys - first)];
-    for (range, keys) in halves {
-        find_changes_halving(inputs, ClassRun { range, class, keys }, state, flow, found);
-    }
-}
-
-/// [`find_changes_halving`]'s words by a [scan](ChangeSearch::Scan): runs
-/// of [`SCAN_WORDS`] words from the start, up to the last change, each
-/// counted in one loop without a branch per word, and word by word only
-/// where a quota ends.
-fn find_changes_scan<const P: usize, const C: usize>(
-    inputs: &[&[u64]; P],
-    run: ClassRun,
-    state: &mut Owners<P, C>,
-    flow: &[[u64; P]; C],
-    found: &mut Found<'_>,
-) {
-    let ClassRun { range, class, keys: mut remaining } = run;
-    for start in range.clone().step_by(SCAN_WORDS) {
-        if remaining <= state.left[class] {
-            break;
-        }
-        let run = start..range.end.min(start + SCAN_WORDS);
-        let keys = class_keys(inputs, run.clone(), class);
-        remaining -= keys;
-        if keys < state.left[class] {
-            state.take(class, keys, flow);
-        } else {
-            found.search_words(inputs, run, class, state, flow);
-        }
-    }
-    // (The rest fits in the quota left.)
-    state.take(class, remaining, flow);
-}
-
-/// `bits` without its `n` lowest set bits.
-#[inline]
-fn clear_lowest_ones(mut bits: u64, n: u64) -> u64 {
-    for _ in 0..n {
-        bits &= bits.wrapping_sub(1);
-    }
-    bits
 }
 
 /// Writes the outputs front to back: runs of words with fixed owners
@@ -672,13 +383,6 @@ impl<const P: usize> Router<'_, '_, '_, P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn clearing_lowest_ones() {
-        assert_eq!(clear_lowest_ones(0b1011_0110, 0), 0b1011_0110);
-        assert_eq!(clear_lowest_ones(0b1011_0110, 2), 0b1011_0000);
-        assert_eq!(clear_lowest_ones(u64::MAX, 63), 1 << 63);
-    }
 
     /// `count_classes` of `P` random lookups over words `3..700`, against
     /// a key-by-key count.
@@ -741,7 +445,7 @@ mod tests {
             let weights = [[1.0, 1.0, 1.0], [2.0, 1.0, 1.0], [0.3, 1.0, 2.5]][case % 3];
             let mut expected = LoadPlan::new(num_keys);
             super::super::general::plan(num_keys, &indices, &inputs, &weights, &mut expected);
-            for search in [ChangeSearch::Halving, ChangeSearch::Scan] {
+            for search in [ChangeSearch::Guessing, ChangeSearch::Scan] {
                 let mut planned = LoadPlan::new(0);
                 planned.reset(num_keys);
                 plan_with::<3, 8, 0, 16>(num_keys, &indices, &inputs, &weights, &mut planned, search);
