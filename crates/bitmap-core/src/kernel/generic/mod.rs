@@ -25,4 +25,8 @@ mod sources;
 pub(crate) use elementwise::{assign, combine, not};
 pub(crate) use many::{class_counts, first_wins, split_by_tables, union_many};
 pub(crate) use scans::{popcount, position_nonzero};
-pub(crate) use sources::{And, AndNot, BinaryOp, Inverted, Or, Pair, Words, Xor};
+pub(crate) use sources::{And, AndNot, Inverted, Or, Pair, Words, Xor};
+// Only AVX-512's fused counts name the operation trait outside this folder;
+// elsewhere the re-export would be an unused import (a warning on aarch64).
+#[cfg(target_arch = "x86_64")]
+pub(crate) use sources::BinaryOp;
