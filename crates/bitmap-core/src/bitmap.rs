@@ -267,6 +267,31 @@ impl Bitmap {
         self.clear_tail();
     }
 
+    /// Makes the bitmap `len` bits long, like `Vec::resize` with `false`:
+    /// the first bits are kept, new ones are clear. Growing by a block of
+    /// bits costs a word write per 64 bits, where [`push`](Bitmap::push)
+    /// costs one per bit (a table that hands out slots in blocks grows its
+    /// bitmaps this way).
+    ///
+    /// ```
+    /// use bitmap_core::Bitmap;
+    /// let mut bits = Bitmap::with_prefix(10, 10);
+    /// bits.resize(100);
+    /// assert_eq!((bits.len(), bits.popcount()), (100, 10));
+    /// bits.resize(4);
+    /// assert_eq!((bits.len(), bits.popcount()), (4, 4));
+    /// ```
+    pub fn resize(&mut self, len: usize) {
+        if len <= self.len {
+            self.truncate(len);
+        } else {
+            // The bits past the length are clear (the type's invariant), so
+            // the old last word's new bits are clear already.
+            self.words.resize_zeroed(words_for(len));
+            self.len = len;
+        }
+    }
+
     /// Makes this a copy of `other` (length and bits), reusing the buffer:
     /// never allocates if `other.len() <= self.capacity_bits()`.
     ///

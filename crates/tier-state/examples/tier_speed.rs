@@ -6,8 +6,14 @@
 //! minimum over the rounds are printed (the machine is shared: the minimum
 //! is the least disturbed round).
 //!
-//! `cargo run --release -p tier-state --example tier_speed [-- rounds [resident [lru|noop]]]`
-//! (defaults: 300 rounds, 100,000 resident keys, LRU).
+//! Keys are a controller's: chunks × 64 rows (key `i` is row `i % 64` of
+//! chunk `i / 64`). The tier is configured with 64 rows, so a chunk's rows
+//! share one block of slots (one table probe a chunk for a grid request);
+//! `any-row` configures it for any row instead (a block a key, one probe a
+//! key), the layout of an LMCache-shaped tier whose keys have no rows.
+//!
+//! `cargo run --release -p tier-state --example tier_speed [-- rounds [resident [lru|noop [rows64|any-row]]]]`
+//! (defaults: 300 rounds, 100,000 resident keys, LRU, rows64).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -63,10 +69,13 @@ fn main() {
         Some("noop") => Box::new(NoEviction),
         _ => Box::new(Lru::new()),
     };
-    let config = TierConfig::new(resident + 4 * BATCH);
+    let mut config = TierConfig::new(resident + 4 * BATCH);
+    if std::env::args().nth(4).as_deref() != Some("any-row") {
+        config = config.with_rows(64);
+    }
     let mut tier = Tier::with_parts(config, Box::new(SystemClock::new()), policy).expect("capacity");
     let mut answer = Batch::default();
-    let others: Vec<TierKey> = (0..resident as u64).map(|i| TierKey::new(mix(i), (i % 64) as u32)).collect();
+    let others: Vec<TierKey> = (0..resident as u64).map(|i| TierKey::new(mix(i / 64), (i % 64) as u32)).collect();
     tier.reserve_write(&others[..], Flags::All(false), 0, &mut answer).unwrap();
     tier.finish_write(&others[..], 0, &mut answer).unwrap();
     if resident > 0 {
@@ -82,7 +91,7 @@ fn main() {
     let mut t = Timings::default();
     for round in 0..rounds {
         let base = (1u64 << 40) + (round as u64) * BATCH as u64;
-        let keys: Vec<TierKey> = (0..BATCH as u64).map(|i| TierKey::new(mix(base + i), (i % 64) as u32)).collect();
+        let keys: Vec<TierKey> = (0..BATCH as u64).map(|i| TierKey::new(mix(base + i / 64), (i % 64) as u32)).collect();
         let k = &keys[..];
         let a = &mut answer;
         timed(&mut t, &mut tier, a, "reserve_write", |t, a| t.reserve_write(k, Flags::All(false), 1, a).unwrap());

@@ -74,10 +74,14 @@
 //!
 //! # Choices
 //!
-//! - **Key table:** hashbrown's `HashTable<u32>` of slot ids over the
-//!   tier's own key arrays, hashed with FxHash (see `table.rs` and
-//!   [`TierKey`] for why). Keys, lock words and bits cost about 24 bytes a
-//!   key, the table 5 bytes a bucket: [`Tier::bytes_per_key`] reports it.
+//! - **Key table:** hashbrown's `HashTable<u32>` of block ids, hashed with
+//!   FxHash (see `table.rs` and [`TierKey`] for why). A block is a chunk's
+//!   rows: a tier of at most 64 rows ([`TierConfig::with_rows`]) gives each
+//!   chunk one block of slots (its row count rounded up to a power of two),
+//!   so a grid request probes the table once a chunk and finds each row's
+//!   slot by arithmetic; a tier of any row has a block a key. Lock words
+//!   and bits cost 12 bytes and 6 bits a slot, a block 12 bytes and its
+//!   bucket: [`Tier::bytes_per_key`] reports it.
 //! - **Expiry** is decided at access. The bitmaps are exact for
 //!   resident/staged/temporary; `read_locked` may still hold expired locks
 //!   until [`Tier::sweep_expired`] (which [`Tier::evictable_into`] runs).
@@ -99,6 +103,7 @@ mod outcome;
 mod policy;
 mod pos;
 mod request;
+mod resolve;
 mod shared;
 mod slots;
 mod table;

@@ -43,9 +43,9 @@ impl Tier {
         let now = self.begin(out, keys.shape(), false);
         let (mut deleted, mut reclaimed) = (0usize, 0usize);
         {
-            let Tier { table, slots, events, .. } = self;
-            keys.for_each(|pos, key| {
-                let Some((slot, bucket)) = table.find_at(&slots.recs, key) else {
+            let Tier { table, slots, events, blocks, .. } = self;
+            table.for_each_slot(keys, blocks, |table, pos, _, slot| {
+                let Some(slot) = slot.filter(|&slot| !slots.is_empty_slot(slot)) else {
                     out.fail(pos, Outcome::KeyNotExist);
                     return;
                 };
@@ -61,11 +61,11 @@ impl Tier {
                         out.fail(pos, Outcome::KeyIsLocked);
                         return;
                     }
-                    slots.drop_resident_to_free(slot);
+                    slots.drop_resident(slot);
                     deleted += 1;
                 }
                 events.push(slot);
-                table.free_at(&mut slots.recs, slot, bucket);
+                table.release(slots, slot);
                 out.succeed(pos, slot);
             });
         }
@@ -88,13 +88,13 @@ impl Tier {
         self.check("touch", keys)?;
         self.begin(out, keys.shape(), false);
         {
-            let Tier { table, slots, events, .. } = self;
-            keys.for_each(|pos, key| match table.find(&slots.recs, key) {
-                Some(slot) => {
+            let Tier { table, slots, events, blocks, .. } = self;
+            table.for_each_slot(keys, blocks, |_, pos, _, slot| match slot {
+                Some(slot) if !slots.is_empty_slot(slot) => {
                     events.push(slot);
                     out.succeed(pos, slot);
                 }
-                None => out.fail(pos, Outcome::KeyNotExist),
+                _ => out.fail(pos, Outcome::KeyNotExist),
             });
         }
         if !self.events.is_empty() {
@@ -134,9 +134,14 @@ impl Tier {
                 touched.push(slot);
             }
         }
+        // Each slot is released where it empties, so that a block goes
+        // with its last live slot.
         for &slot in &touched {
             self.slots.drop_resident(slot);
             self.events.push(slot);
+            if !self.slots.is_staged(slot) {
+                self.table.release(&self.slots, slot);
+            }
         }
         report.cleared = touched.len();
         self.resident_count -= touched.len();
@@ -144,18 +149,14 @@ impl Tier {
         for &slot in &staged {
             let freed = self.slots.reclaim_stages(slot, now, false);
             report.staging_freed += freed;
-            if freed > 0 && !self.slots.is_staged(slot) && !self.slots.is_resident(slot) {
+            if freed > 0 && self.slots.is_empty_slot(slot) {
                 self.events.push(slot);
+                self.table.release(&self.slots, slot);
             }
         }
         self.staging_count -= report.staging_freed;
         report.staging_remaining = self.staging_count;
         self.report_removed();
-        for slot in touched.into_iter().chain(staged) {
-            if self.table.find(&self.slots.recs, self.slots.key(slot)) == Some(slot) {
-                self.free_if_empty(slot);
-            }
-        }
         report
     }
 
@@ -168,7 +169,7 @@ impl Tier {
         self.evictable_into(&mut eligible);
         let mut victims = Vec::new();
         self.policy.victims(ratio, Eligible::Bits(&eligible), &mut victims);
-        let keys: Vec<TierKey> = victims.iter().map(|&slot| self.slots.key(slot)).collect();
+        let keys: Vec<TierKey> = victims.iter().map(|&slot| self.table.key(slot)).collect();
         let mut answer = crate::answer::Batch::default();
         if self.delete(&keys[..], false, &mut answer).is_err() {
             return 0;

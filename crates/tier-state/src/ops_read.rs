@@ -29,8 +29,8 @@ impl Tier {
         let n = clamp_read_locks(read_locks);
         let now = self.begin(out, keys.shape(), true);
         let ttl = self.config.read_ttl_ms;
-        let (table, slots) = (&self.table, &mut self.slots);
-        keys.for_each(|pos, key| match table.find(&slots.recs, key) {
+        let Tier { table, slots, blocks, .. } = self;
+        table.for_each_slot(keys, blocks, |_, pos, _, slot| match slot {
             Some(slot) if slots.is_resident(slot) => {
                 slots.lock_read(slot, n, now, ttl);
                 out.succeed(pos, slot);
@@ -52,8 +52,8 @@ impl Tier {
     pub fn unsafe_read<K: Keys + ?Sized>(&mut self, keys: &K, out: &mut K::Answer) -> Result<(), TierError> {
         self.check("unsafe_read", keys)?;
         let now = self.begin(out, keys.shape(), true);
-        let (table, slots) = (&self.table, &self.slots);
-        keys.for_each(|pos, key| match table.find(&slots.recs, key) {
+        let Tier { table, slots, blocks, .. } = self;
+        table.for_each_slot(keys, blocks, |_, pos, _, slot| match slot {
             Some(slot) if slots.is_resident(slot) => {
                 if slots.read_live(slot, now) {
                     out.succeed(pos, slot);
@@ -87,19 +87,19 @@ impl Tier {
         let now = self.begin(out, keys.shape(), false);
         let mut freed = 0usize;
         {
-            let Tier { table, slots, events, .. } = self;
-            keys.for_each(|pos, key| match table.find_at(&slots.recs, key) {
-                Some((slot, bucket)) if slots.is_resident(slot) => {
+            let Tier { table, slots, events, blocks, .. } = self;
+            table.for_each_slot(keys, blocks, |table, pos, _, slot| match slot {
+                Some(slot) if slots.is_resident(slot) => {
                     if !slots.read_live(slot, now) {
                         out.fail(pos, Outcome::KeyInWrongState);
                         return;
                     }
                     if slots.unlock_read(slot, n) && slots.temporary.test(slot as usize) {
-                        slots.drop_resident_to_free(slot);
+                        slots.drop_resident(slot);
                         freed += 1;
                         events.push(slot);
                         if !slots.is_staged(slot) {
-                            table.free_at(&mut slots.recs, slot, bucket);
+                            table.release(slots, slot);
                         }
                     }
                     out.succeed(pos, slot);

@@ -86,15 +86,14 @@ impl Tier {
         out: &mut K::Answer,
     ) {
         self.allocated.clear();
+        let mut filled = 0usize;
         {
-            let Tier { table, slots, events, allocated, .. } = self;
-            keys.for_each(|pos, key| {
+            let Tier { table, slots, events, allocated, blocks, .. } = self;
+            table.for_each_slot_or_insert(slots, keys, blocks, |slots, pos, _, slot| {
                 let is_temporary = temporary.get(pos);
-                let (slot, inserted, fresh) = table.find_or_insert(&mut slots.recs, key);
-                if fresh {
-                    slots.push_fresh();
-                }
-                if !inserted {
+                if slots.is_empty_slot(slot) {
+                    filled += 1;
+                } else {
                     if slots.is_resident(slot) {
                         out.fail(pos, Outcome::KeyNotWritable);
                         return;
@@ -120,6 +119,7 @@ impl Tier {
                 out.succeed(pos, slot);
             });
         }
+        self.table.slots_filled(filled);
         if self.allocated.is_empty() {
             // LMCache returns before reporting when nothing was allocated.
             return;
@@ -143,10 +143,10 @@ impl Tier {
     ) {
         self.pending.clear();
         {
-            let Tier { table, slots, events, pending, .. } = self;
-            keys.for_each(|pos, key| {
+            let Tier { table, slots, events, pending, blocks, .. } = self;
+            table.for_each_slot(keys, blocks, |_, pos, key, slot| {
                 let is_temporary = temporary.get(pos);
-                let Some(slot) = table.find(&slots.recs, key) else {
+                let Some(slot) = slot.filter(|&slot| !slots.is_empty_slot(slot)) else {
                     pending.push((pos, key, is_temporary));
                     return;
                 };
@@ -179,12 +179,15 @@ impl Tier {
         let mut staged = 0usize;
         {
             let Tier { table, slots, events, pending, .. } = self;
+            let (width, limit) = (table.width() as usize, table.slot_limit());
             for &(pos, key, is_temporary) in pending.iter() {
-                let (slot, inserted, fresh) = table.find_or_insert(&mut slots.recs, key);
-                if fresh {
-                    slots.push_fresh();
+                let (slot, at) = table.find_or_insert(key);
+                if at.fresh {
+                    slots.grow(width, limit);
                 }
-                if !inserted && slots.find_stage(slot, tag).is_some() {
+                if slots.is_empty_slot(slot) {
+                    table.slots_filled(1);
+                } else if slots.find_stage(slot, tag).is_some() {
                     // The same key earlier in this batch.
                     out.fail(pos, Outcome::KeyNotWritable);
                     continue;
@@ -288,9 +291,9 @@ impl Tier {
         let read_ttl = self.config.read_ttl_ms;
         let (mut taken, mut admitted) = (0usize, 0usize);
         {
-            let Tier { table, slots, events, .. } = self;
-            keys.for_each(|pos, key| {
-                let Some((slot, bucket)) = table.find_at(&slots.recs, key) else {
+            let Tier { table, slots, events, blocks, .. } = self;
+            table.for_each_slot(keys, blocks, |table, pos, _, slot| {
+                let Some(slot) = slot else {
                     out.fail(pos, Outcome::KeyNotExist);
                     return;
                 };
@@ -324,7 +327,7 @@ impl Tier {
                         Finish::Discard => {
                             if !slots.discard_inline(slot) {
                                 events.push(slot);
-                                table.free_at(&mut slots.recs, slot, bucket);
+                                table.release(slots, slot);
                             }
                         }
                     }
@@ -334,9 +337,9 @@ impl Tier {
                 let is_temporary = slots.remove_stage(slot, at);
                 match how {
                     Finish::Discard => {
-                        if !slots.is_resident(slot) && !slots.is_staged(slot) {
+                        if slots.is_empty_slot(slot) {
                             events.push(slot);
-                            table.free_at(&mut slots.recs, slot, bucket);
+                            table.release(slots, slot);
                         }
                     }
                     Finish::Admit => {

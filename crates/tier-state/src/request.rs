@@ -31,6 +31,12 @@ pub trait Keys: sealed::Sealed {
     fn for_each(&self, f: impl FnMut(Pos, TierKey));
     /// The first key whose row is `rows` or more, with its position.
     fn first_row_at_least(&self, rows: u32) -> Option<(usize, u32)>;
+    /// The keys as a grid request, if they are one (the tier then probes
+    /// its table once a chunk, not once a key).
+    #[doc(hidden)]
+    fn as_grid(&self) -> Option<GridKeys<'_>> {
+        None
+    }
 }
 
 mod sealed {
@@ -122,6 +128,10 @@ impl Keys for GridKeys<'_> {
     fn first_row_at_least(&self, rows: u32) -> Option<(usize, u32)> {
         let r = self.rows.iter().position(|&row| row >= rows)?;
         (!self.hashes.is_empty()).then(|| (r * self.hashes.len(), self.rows[r]))
+    }
+
+    fn as_grid(&self) -> Option<GridKeys<'_>> {
+        Some(*self)
     }
 }
 

@@ -1,20 +1,20 @@
 //! Per-slot state: the bitmaps over slots and the per-slot arrays, with the
 //! lock and staging rules of LMCache's `TTLLock` and `L1Manager` staging.
 //!
-//! A slot is one key. Its record's words (`recs`, with the key) mean:
+//! A slot is one key (its block in the key table names it). Its words
+//! (`count`, `deadline`) mean:
 //! - resident: `count` is the read lock's count and `deadline` its expiry;
 //! - not resident, with its first staging object *inline*: `count` is that
 //!   object's writer tag and `deadline` its write lock's expiry;
-//! - free: `count` links the free chain.
+//! - empty: nothing; the words are not read until a stage or a lock
+//!   writes them (the bits say which words mean something).
 //!
 //! Every other staging object of the key (another writer tag's, or any while
 //! the key is resident) sits in `extra`, a map that is empty unless writers
-//! race on a key. So a key costs a 24-byte record and 6 bits.
+//! race on a key. So a slot costs 12 bytes and 6 bits.
 
 use bitmap_core::Bitmap;
 use rustc_hash::FxHashMap;
-
-use crate::table::SlotRec;
 
 /// One staging object kept outside the slot's inline words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,10 +33,10 @@ pub(crate) enum StageAt {
 
 #[derive(Debug, Default)]
 pub(crate) struct Slots {
-    /// Each slot's key and words: `count` is the read-lock count, the
-    /// inline writer tag, or the free chain; `deadline` the read lock's or
-    /// the inline write lock's expiry (clock ms).
-    pub(crate) recs: Vec<SlotRec>,
+    /// Each slot's read-lock count or inline writer tag.
+    pub(crate) count: Vec<u32>,
+    /// Each slot's read lock's or inline write lock's expiry (clock ms).
+    pub(crate) deadline: Vec<u64>,
     /// Has a resident (readable) object.
     pub(crate) resident: Bitmap,
     /// Resident with a read-lock count above 0; the lock may have expired
@@ -55,38 +55,63 @@ pub(crate) struct Slots {
 }
 
 impl Slots {
-    /// Adds one fresh slot to every bitmap (after the key table pushed its
-    /// record).
+    /// Slots so far: every array and bitmap has this length.
     #[inline]
-    pub(crate) fn push_fresh(&mut self) {
-        self.resident.push(false);
-        self.read_locked.push(false);
-        self.temporary.push(false);
-        self.staged.push(false);
-        self.inline.push(false);
-        self.inline_temporary.push(false);
+    pub(crate) fn len(&self) -> usize {
+        self.count.len()
     }
 
-    pub(crate) fn clear(&mut self) {
-        self.recs.clear();
-        for bits in [
+    /// Adds a fresh block of `width` empty slots (the key table filed a new
+    /// block id). The arrays grow by doubling, up to `limit` slots.
+    #[inline]
+    pub(crate) fn grow(&mut self, width: usize, limit: usize) {
+        let len = self.len() + width;
+        if len > self.count.capacity() {
+            let want = (len * 2).max(64).min(limit.max(len));
+            self.count.reserve_exact(want - self.count.len());
+            self.deadline.reserve_exact(want - self.deadline.len());
+        }
+        self.count.resize(len, 0);
+        self.deadline.resize(len, 0);
+        for bits in self.bitmaps_mut() {
+            bits.resize(len);
+        }
+    }
+
+    fn bitmaps_mut(&mut self) -> [&mut Bitmap; 6] {
+        [
             &mut self.resident,
             &mut self.read_locked,
             &mut self.temporary,
             &mut self.staged,
             &mut self.inline,
             &mut self.inline_temporary,
-        ] {
+        ]
+    }
+
+    /// Whether `slot` holds nothing (neither resident nor staged).
+    #[inline]
+    pub(crate) fn is_empty_slot(&self, slot: u32) -> bool {
+        !self.resident.test(slot as usize) && !self.staged.test(slot as usize)
+    }
+
+    /// Whether every slot of `slot`'s block (`width` slots, a power of two
+    /// of at most 64, so one word of each bitmap) holds nothing.
+    #[inline]
+    pub(crate) fn is_empty_block(&self, slot: u32, width: u32) -> bool {
+        let first = (slot & !(width - 1)) as usize;
+        let word = first / 64;
+        let mask = if width == 64 { u64::MAX } else { ((1u64 << width) - 1) << (first % 64) };
+        (self.resident.as_words()[word] | self.staged.as_words()[word]) & mask == 0
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.count.clear();
+        self.deadline.clear();
+        for bits in self.bitmaps_mut() {
             bits.reset(0);
         }
         self.extra.clear();
-    }
-
-    /// The key a slot holds (garbage for a free slot).
-    #[inline]
-    pub(crate) fn key(&self, slot: u32) -> crate::key::TierKey {
-        let rec = &self.recs[slot as usize];
-        crate::key::TierKey { hash: rec.hash, row: rec.row }
     }
 
     #[inline]
@@ -103,7 +128,7 @@ impl Slots {
     /// and `now` before the expiry.
     #[inline]
     pub(crate) fn read_live(&self, slot: u32, now: u64) -> bool {
-        self.read_locked.test(slot as usize) && now < self.recs[slot as usize].deadline
+        self.read_locked.test(slot as usize) && now < self.deadline[slot as usize]
     }
 
     /// `TTLLock.lock_count(n)`: an expired lock starts again from `n`, a held
@@ -112,8 +137,8 @@ impl Slots {
     pub(crate) fn lock_read(&mut self, slot: u32, n: u32, now: u64, ttl: u64) {
         let s = slot as usize;
         let held = self.read_live(slot, now);
-        self.recs[s].count = if held { self.recs[s].count.saturating_add(n) } else { n };
-        self.recs[s].deadline = now.saturating_add(ttl);
+        self.count[s] = if held { self.count[s].saturating_add(n) } else { n };
+        self.deadline[s] = now.saturating_add(ttl);
         self.read_locked.set(s);
     }
 
@@ -123,9 +148,8 @@ impl Slots {
     #[inline]
     pub(crate) fn unlock_read(&mut self, slot: u32, n: u32) -> bool {
         let s = slot as usize;
-        let rec = &mut self.recs[s];
-        rec.count = rec.count.saturating_sub(n);
-        let released = rec.count == 0;
+        self.count[s] = self.count[s].saturating_sub(n);
+        let released = self.count[s] == 0;
         if released {
             self.read_locked.clear(s);
         }
@@ -137,13 +161,13 @@ impl Slots {
     pub(crate) fn sweep_read(&mut self, now: u64) {
         let mut expired = Vec::new();
         for slot in self.read_locked.ones() {
-            if now >= self.recs[slot].deadline {
+            if now >= self.deadline[slot] {
                 expired.push(slot);
             }
         }
         for slot in expired {
             self.read_locked.clear(slot);
-            self.recs[slot].count = 0;
+            self.count[slot] = 0;
         }
     }
 
@@ -154,7 +178,7 @@ impl Slots {
         if !self.staged.test(s) {
             return None;
         }
-        if self.inline.test(s) && self.recs[s].count == tag {
+        if self.inline.test(s) && self.count[s] == tag {
             return Some(StageAt::Inline);
         }
         if self.extra.is_empty() {
@@ -167,7 +191,7 @@ impl Slots {
     #[inline]
     pub(crate) fn stage_deadline(&self, slot: u32, at: StageAt) -> u64 {
         match at {
-            StageAt::Inline => self.recs[slot as usize].deadline,
+            StageAt::Inline => self.deadline[slot as usize],
             StageAt::Extra(i) => self.extra[&slot][i].deadline,
         }
     }
@@ -178,7 +202,7 @@ impl Slots {
     pub(crate) fn relock_stage(&mut self, slot: u32, at: StageAt, deadline: u64, temporary: bool) {
         match at {
             StageAt::Inline => {
-                self.recs[slot as usize].deadline = deadline;
+                self.deadline[slot as usize] = deadline;
                 self.inline_temporary.assign(slot as usize, temporary);
             }
             StageAt::Extra(i) => {
@@ -195,8 +219,8 @@ impl Slots {
         let s = slot as usize;
         if !self.resident.test(s) && !self.inline.test(s) {
             self.inline.set(s);
-            self.recs[s].count = tag;
-            self.recs[s].deadline = deadline;
+            self.count[s] = tag;
+            self.deadline[s] = deadline;
             self.inline_temporary.assign(s, temporary);
         } else {
             self.extra.entry(slot).or_default().push(Staged { tag, deadline, temporary });
@@ -211,7 +235,7 @@ impl Slots {
         let temporary = match at {
             StageAt::Inline => {
                 self.inline.clear(s);
-                self.recs[s].count = 0;
+                self.count[s] = 0;
                 self.inline_temporary.test(s)
             }
             StageAt::Extra(i) => {
@@ -234,19 +258,16 @@ impl Slots {
     pub(crate) fn admit(&mut self, slot: u32, temporary: bool) {
         let s = slot as usize;
         if self.inline.test(s) {
-            let staged = Staged {
-                tag: self.recs[s].count,
-                deadline: self.recs[s].deadline,
-                temporary: self.inline_temporary.test(s),
-            };
+            let staged =
+                Staged { tag: self.count[s], deadline: self.deadline[s], temporary: self.inline_temporary.test(s) };
             self.extra.entry(slot).or_default().push(staged);
             self.inline.clear(s);
         }
         self.resident.set(s);
         self.temporary.assign(s, temporary);
         self.read_locked.clear(s);
-        self.recs[s].count = 0;
-        self.recs[s].deadline = 0;
+        self.count[s] = 0;
+        self.deadline[s] = 0;
     }
 
     /// `remove_stage(Inline)` then `admit` for a key that is not resident,
@@ -262,9 +283,8 @@ impl Slots {
         }
         self.resident.set(s);
         self.temporary.assign(s, temporary);
-        let rec = &mut self.recs[s];
-        rec.count = 0;
-        rec.deadline = 0;
+        self.count[s] = 0;
+        self.deadline[s] = 0;
         temporary
     }
 
@@ -274,9 +294,8 @@ impl Slots {
     pub(crate) fn admit_inline_locked(&mut self, slot: u32, n: u32, deadline: u64) {
         self.admit_inline(slot);
         self.read_locked.set(slot as usize);
-        let rec = &mut self.recs[slot as usize];
-        rec.count = n;
-        rec.deadline = deadline;
+        self.count[slot as usize] = n;
+        self.deadline[slot as usize] = deadline;
     }
 
     /// `remove_stage(Inline)` for a discard: returns whether the slot still
@@ -299,17 +318,7 @@ impl Slots {
         self.resident.clear(s);
         self.temporary.clear(s);
         self.read_locked.clear(s);
-        self.recs[s].count = 0;
-    }
-
-    /// [`drop_resident`](Slots::drop_resident) when the slot may be freed
-    /// next: its count word is left for the free chain to overwrite.
-    #[inline]
-    pub(crate) fn drop_resident_to_free(&mut self, slot: u32) {
-        let s = slot as usize;
-        self.resident.clear(s);
-        self.temporary.clear(s);
-        self.read_locked.clear(s);
+        self.count[s] = 0;
     }
 
     /// Frees `slot`'s staging objects whose write lock expired at `now` (all
@@ -320,9 +329,9 @@ impl Slots {
             return 0;
         }
         let mut freed = 0;
-        if self.inline.test(s) && (force || now >= self.recs[s].deadline) {
+        if self.inline.test(s) && (force || now >= self.deadline[s]) {
             self.inline.clear(s);
-            self.recs[s].count = 0;
+            self.count[s] = 0;
             freed += 1;
         }
         if let Some(list) = if self.extra.is_empty() { None } else { self.extra.get_mut(&slot) } {
@@ -342,7 +351,7 @@ impl Slots {
     #[inline]
     pub(crate) fn has_expired_stage(&self, slot: u32, now: u64) -> bool {
         let s = slot as usize;
-        (self.inline.test(s) && now >= self.recs[s].deadline)
+        (self.inline.test(s) && now >= self.deadline[s])
             || self.extra.get(&slot).is_some_and(|list| list.iter().any(|staged| now >= staged.deadline))
     }
 
@@ -361,6 +370,6 @@ impl Slots {
                 .sum::<usize>();
         let extra = self.extra.capacity() * (4 + core::mem::size_of::<Vec<Staged>>() + 1)
             + self.extra.values().map(|list| list.capacity() * core::mem::size_of::<Staged>()).sum::<usize>();
-        self.recs.capacity() * core::mem::size_of::<SlotRec>() + bits + extra
+        self.count.capacity() * 4 + self.deadline.capacity() * 8 + bits + extra
     }
 }

@@ -1,13 +1,28 @@
-//! The key table: keys → dense slot ids, freed ids reused.
+//! The key table: chunks → dense blocks of slots, freed blocks reused.
 //!
-//! hashbrown's [`HashTable<u32>`] holds only slot ids (4 bytes and one
-//! control byte a bucket); each slot's key lives in its [`SlotRec`], next to
-//! the slot's lock words, so a lookup and the state it then reads share a
-//! cache line. A `HashMap<TierKey, u32>` would store each key twice (16
-//! bytes more a key), and an open-addressing table of our own would redo
-//! what hashbrown (the standard library's own map) does with SIMD probing.
-//! Free slots are chained through their records' `count` word, so reuse
-//! costs no memory.
+//! A controller asks about a request's chunks in every row at once (a
+//! [`GridKeys`](crate::GridKeys): chunk hashes × row ids), so the table is
+//! keyed by chunk, not by key: a key (`hash`, `row`) lives in slot
+//! `block × width + row % width` of the block filed under (`hash`,
+//! `row / width`). A grid call probes once per chunk and finds each row's
+//! slot by arithmetic; a row's state is then one bit of the block's word
+//! in each bitmap over slots. The width is the tier's row count rounded up
+//! to a power of two, at most 64 (a block never straddles a bitmap word),
+//! and 1 for a tier that accepts any row: then a block is one key, and the
+//! table is a plain key table.
+//!
+//! hashbrown's [`HashTable<u32>`] holds only block ids (4 bytes and one
+//! control byte a bucket); each block's chunk hash and row block live in
+//! [`Blocks`], so a block's key is stored once. A `HashMap<(u64, u32),
+//! u32>` would store it twice, and an open-addressing table of our own
+//! would redo what hashbrown (the standard library's own map) does with
+//! SIMD probing. Free blocks are chained through their `row_hi` word, so
+//! reuse costs no memory.
+//!
+//! A block stays filed while any of its slots is live (resident or
+//! staged); the caller says when a slot empties
+//! ([`slot_emptied`](KeyTable::slot_emptied)), and the block goes when its
+//! last one does.
 
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
@@ -17,134 +32,203 @@ use crate::key::{TierKey, key_hash};
 /// The end of the free chain.
 const FREE_END: u32 = u32::MAX;
 
-/// One slot's words: its key, and its lock's count and expiry (see
-/// `slots.rs` for what `count` and `deadline` hold in each state).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct SlotRec {
-    pub(crate) hash: u64,
-    pub(crate) deadline: u64,
-    pub(crate) row: u32,
-    pub(crate) count: u32,
+/// The blocks' keys, by block id: a chunk hash and the row block
+/// (`row / width`); a free block's `row_hi` links the free chain.
+#[derive(Debug, Default)]
+pub(crate) struct Blocks {
+    hash: Vec<u64>,
+    row_hi: Vec<u32>,
 }
 
-impl SlotRec {
+impl Blocks {
     #[inline]
-    fn is(&self, key: TierKey) -> bool {
-        self.hash == key.hash && self.row == key.row
+    fn is(&self, block: u32, hash: u64, row_hi: u32) -> bool {
+        self.hash[block as usize] == hash && self.row_hi[block as usize] == row_hi
     }
 
     #[inline]
-    fn table_hash(&self) -> u64 {
-        key_hash(self.hash, self.row)
+    fn table_hash(&self, block: u32) -> u64 {
+        key_hash(self.hash[block as usize], self.row_hi[block as usize])
     }
+
+    fn len(&self) -> usize {
+        self.hash.len()
+    }
+}
+
+/// A block found or made by [`KeyTable::block_or_insert`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BlockAt {
+    /// The block's id: its slots are `id × width ..`.
+    pub(crate) id: u32,
+    /// Whether the id is new: the slot arrays must grow by a block.
+    pub(crate) fresh: bool,
 }
 
 #[derive(Debug)]
 pub(crate) struct KeyTable {
     index: HashTable<u32>,
-    /// The most recently freed slot (`FREE_END` when none).
+    blocks: Blocks,
+    /// The most recently freed block (`FREE_END` when none).
     free_head: u32,
-    /// The most slots the table may ever hold: the tier's capacity (every
-    /// live slot holds an object). Records grow up to it and no further.
+    /// log2 of the block width.
+    shift: u32,
+    /// Keys with a live slot.
+    live_keys: usize,
+    /// The most blocks the table may ever hold: one per object of the
+    /// tier's capacity (every filed block holds an object).
     limit: usize,
 }
 
 impl KeyTable {
-    pub(crate) fn new(limit: usize) -> KeyTable {
-        KeyTable { index: HashTable::new(), free_head: FREE_END, limit }
+    /// A table of blocks `width` slots wide (a power of two, at most 64),
+    /// for at most `limit` blocks.
+    pub(crate) fn new(width: u32, limit: usize) -> KeyTable {
+        debug_assert!(width.is_power_of_two() && width <= 64);
+        KeyTable {
+            index: HashTable::new(),
+            blocks: Blocks::default(),
+            free_head: FREE_END,
+            shift: width.trailing_zeros(),
+            live_keys: 0,
+            limit,
+        }
     }
 
-    /// The slot of `key`, if it has one.
+    /// Slots a block.
     #[inline]
-    pub(crate) fn find(&self, recs: &[SlotRec], key: TierKey) -> Option<u32> {
-        self.index.find(key_hash(key.hash, key.row), |&slot| recs[slot as usize].is(key)).copied()
+    pub(crate) const fn width(&self) -> u32 {
+        1 << self.shift
     }
 
-    /// The slot of `key` and its bucket in the index, for a later
-    /// [`free_at`](KeyTable::free_at) without a second probe.
+    /// The most slots the table's blocks may span.
     #[inline]
-    pub(crate) fn find_at(&self, recs: &[SlotRec], key: TierKey) -> Option<(u32, usize)> {
-        let bucket = self.index.find_bucket_index(key_hash(key.hash, key.row), |&slot| recs[slot as usize].is(key))?;
-        Some((*self.index.get_bucket(bucket)?, bucket))
+    pub(crate) fn slot_limit(&self) -> usize {
+        self.limit.saturating_mul(self.width() as usize)
     }
 
-    /// The slot of `key`, inserting the key with a slot if it has none, in
-    /// one probe: a freed slot if any, else a new record pushed on `recs`.
-    /// Returns the slot, whether the key was inserted, and whether the slot
-    /// is new (the caller's bitmaps over slots must grow by one).
+    /// The block key and the slot offset of `row`.
     #[inline]
-    pub(crate) fn find_or_insert(&mut self, recs: &mut Vec<SlotRec>, key: TierKey) -> (u32, bool, bool) {
-        let hash = key_hash(key.hash, key.row);
+    const fn split(&self, row: u32) -> (u32, u32) {
+        (row >> self.shift, row & (self.width() - 1))
+    }
+
+    /// The slot of `row` in `block`.
+    #[inline]
+    pub(crate) const fn slot(&self, block: u32, row: u32) -> u32 {
+        (block << self.shift) | (row & (self.width() - 1))
+    }
+
+    /// The block holding chunk `hash`'s row block `row_hi`, if filed.
+    #[inline]
+    pub(crate) fn block(&self, hash: u64, row_hi: u32) -> Option<u32> {
+        let blocks = &self.blocks;
+        self.index.find(key_hash(hash, row_hi), |&block| blocks.is(block, hash, row_hi)).copied()
+    }
+
+    /// The slot `key` would have: its block is filed (the slot itself may
+    /// be empty: the caller's bitmaps say).
+    #[inline]
+    pub(crate) fn find(&self, key: TierKey) -> Option<u32> {
+        let (row_hi, _) = self.split(key.row);
+        self.block(key.hash, row_hi).map(|block| self.slot(block, key.row))
+    }
+
+    /// The block of chunk `hash`'s row block `row_hi`, filing one if there
+    /// is none, in one probe: a freed block if any, else a new id.
+    #[inline]
+    pub(crate) fn block_or_insert(&mut self, hash: u64, row_hi: u32) -> BlockAt {
         let entry = {
-            let recs: &[SlotRec] = recs;
-            self.index.entry(hash, |&slot| recs[slot as usize].is(key), |&slot| recs[slot as usize].table_hash())
+            let blocks = &self.blocks;
+            self.index.entry(
+                key_hash(hash, row_hi),
+                |&block| blocks.is(block, hash, row_hi),
+                |&block| blocks.table_hash(block),
+            )
         };
         let vacant = match entry {
-            Entry::Occupied(occupied) => return (*occupied.get(), false, false),
+            Entry::Occupied(occupied) => return BlockAt { id: *occupied.get(), fresh: false },
             Entry::Vacant(vacant) => vacant,
         };
-        let (slot, fresh) = if self.free_head != FREE_END {
-            let slot = self.free_head;
-            let rec = &mut recs[slot as usize];
-            self.free_head = rec.count;
-            *rec = SlotRec { hash: key.hash, row: key.row, count: 0, deadline: 0 };
-            (slot, false)
+        let at = if self.free_head != FREE_END {
+            let block = self.free_head;
+            self.free_head = self.blocks.row_hi[block as usize];
+            self.blocks.hash[block as usize] = hash;
+            self.blocks.row_hi[block as usize] = row_hi;
+            BlockAt { id: block, fresh: false }
         } else {
-            let slot = recs.len();
-            if slot == recs.capacity() {
+            let block = self.blocks.len();
+            if block == self.blocks.hash.capacity() {
                 // Grow by doubling, but never past the limit: a full tier's
-                // records are exactly its capacity long.
-                let want = (slot * 2).max(64).min(self.limit.max(slot + 1));
-                recs.reserve_exact(want - slot);
+                // blocks are at most its capacity long.
+                let want = (block * 2).max(64).min(self.limit.max(block + 1));
+                self.blocks.hash.reserve_exact(want - block);
+                self.blocks.row_hi.reserve_exact(want - block);
             }
-            recs.push(SlotRec { hash: key.hash, row: key.row, count: 0, deadline: 0 });
-            (slot as u32, true)
+            self.blocks.hash.push(hash);
+            self.blocks.row_hi.push(row_hi);
+            BlockAt { id: block as u32, fresh: true }
         };
-        vacant.insert(slot);
-        (slot, true, fresh)
+        vacant.insert(at.id);
+        at
     }
 
-    /// Removes a live slot's key and chains the slot into the free list.
+    /// The slot of `key`, filing its block if needed (see
+    /// [`block_or_insert`](KeyTable::block_or_insert)).
     #[inline]
-    pub(crate) fn free(&mut self, recs: &mut [SlotRec], slot: u32) {
-        let hash = recs[slot as usize].table_hash();
-        if let Ok(entry) = self.index.find_entry(hash, |&s| s == slot) {
-            entry.remove();
+    pub(crate) fn find_or_insert(&mut self, key: TierKey) -> (u32, BlockAt) {
+        let (row_hi, _) = self.split(key.row);
+        let at = self.block_or_insert(key.hash, row_hi);
+        (self.slot(at.id, key.row), at)
+    }
+
+    /// The key a slot of a filed block names.
+    #[inline]
+    pub(crate) fn key(&self, slot: u32) -> TierKey {
+        let block = (slot >> self.shift) as usize;
+        let row = (self.blocks.row_hi[block] << self.shift) | (slot & (self.width() - 1));
+        TierKey { hash: self.blocks.hash[block], row }
+    }
+
+    /// `n` keys' slots became live (staged, from empty).
+    #[inline]
+    pub(crate) fn slots_filled(&mut self, n: usize) {
+        self.live_keys += n;
+    }
+
+    /// A live slot emptied; `block_empty` says whether its whole block is
+    /// empty now, which unfiles the block and frees it for reuse.
+    #[inline]
+    pub(crate) fn slot_emptied(&mut self, slot: u32, block_empty: bool) {
+        self.live_keys -= 1;
+        if block_empty {
+            let block = slot >> self.shift;
+            let hash = self.blocks.table_hash(block);
+            if let Ok(entry) = self.index.find_entry(hash, |&b| b == block) {
+                entry.remove();
+            }
+            self.blocks.row_hi[block as usize] = self.free_head;
+            self.free_head = block;
         }
-        self.chain_free(recs, slot);
     }
 
-    /// [`free`](KeyTable::free) for a slot found by [`find_at`](KeyTable::find_at)
-    /// with no insert or removal since: no probe.
-    #[inline]
-    pub(crate) fn free_at(&mut self, recs: &mut [SlotRec], slot: u32, bucket: usize) {
-        if let Ok(entry) = self.index.get_bucket_entry(bucket) {
-            debug_assert_eq!(*entry.get(), slot);
-            entry.remove();
-        }
-        self.chain_free(recs, slot);
-    }
-
-    #[inline]
-    fn chain_free(&mut self, recs: &mut [SlotRec], slot: u32) {
-        recs[slot as usize].count = self.free_head;
-        self.free_head = slot;
-    }
-
-    /// Live keys.
+    /// Keys with a live slot.
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.index.len()
+        self.live_keys
     }
 
-    /// Forgets every key and slot, keeping the buffers.
+    /// Forgets every key and block, keeping the buffers.
     pub(crate) fn clear(&mut self) {
         self.index.clear();
+        self.blocks.hash.clear();
+        self.blocks.row_hi.clear();
         self.free_head = FREE_END;
+        self.live_keys = 0;
     }
 
-    /// Heap bytes held by the index (the records are the caller's).
+    /// Heap bytes held by the index and the blocks' keys.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.index.allocation_size()
+        self.index.allocation_size() + self.blocks.hash.capacity() * 8 + self.blocks.row_hi.capacity() * 4
     }
 }

@@ -62,10 +62,20 @@ pub struct Tier {
     pub(crate) allocated: Vec<u32>,
     /// Reused per call: `reserve_write`'s keys that need a new object.
     pub(crate) pending: Vec<(crate::request::Pos, TierKey, bool)>,
+    /// Reused per call: a grid request's block per chunk.
+    pub(crate) blocks: Vec<u32>,
 }
 
-/// Bytes of state per slot (arrays and bits), for the capacity check.
-const BYTES_PER_SLOT: usize = 8 + 4 + 4 + 8 + 1 + 6;
+/// Bytes of state per slot (arrays and bits, the block's key and its
+/// bucket), for the capacity check.
+const BYTES_PER_SLOT: usize = 8 + 4 + 1 + 8 + 4 + 5;
+
+/// The slots of a key-table block for a tier of `rows` rows: `rows`
+/// rounded up to a power of two when that is at most 64 (one bitmap word),
+/// else 1 (a block per key).
+const fn block_width(rows: u32) -> u32 {
+    if rows <= 64 { if rows == 0 { 1 } else { rows.next_power_of_two() } } else { 1 }
+}
 
 impl Tier {
     /// A tier of `config.capacity` objects on the system clock, with an
@@ -90,14 +100,18 @@ impl Tier {
         clock: Box<dyn Clock>,
         policy: Box<dyn EvictionPolicy>,
     ) -> Result<Tier, TierError> {
-        if config.capacity > MAX_CAPACITY {
+        // A block of `width` slots holds at least one object, so the slots
+        // may reach capacity × width when the rows of chunks are sparse.
+        let width = block_width(config.rows);
+        let max_by_ids = MAX_CAPACITY / width as usize;
+        if config.capacity > max_by_ids {
             return Err(TierError::ImpossibleCapacity {
                 capacity: config.capacity,
-                max: MAX_CAPACITY,
-                reason: "slot ids are u32",
+                max: max_by_ids,
+                reason: if width == 1 { "slot ids are u32" } else { "slot ids (capacity × row block) are u32" },
             });
         }
-        let max_by_memory = isize::MAX as usize / BYTES_PER_SLOT;
+        let max_by_memory = isize::MAX as usize / BYTES_PER_SLOT / width as usize;
         if config.capacity > max_by_memory {
             return Err(TierError::ImpossibleCapacity {
                 capacity: config.capacity,
@@ -109,13 +123,14 @@ impl Tier {
             config,
             clock,
             policy,
-            table: KeyTable::new(config.capacity),
+            table: KeyTable::new(width, config.capacity),
             slots: Slots::default(),
             resident_count: 0,
             staging_count: 0,
             events: Vec::new(),
             allocated: Vec::new(),
             pending: Vec::new(),
+            blocks: Vec::new(),
         })
     }
 
@@ -161,19 +176,25 @@ impl Tier {
 
     /// Slot ids handed out so far: bitmaps over slots have this length.
     pub fn slot_count(&self) -> usize {
-        self.slots.recs.len()
+        self.slots.len()
+    }
+
+    /// Slots a key-table block: a chunk's rows `r` with the same `r /
+    /// block_width` share a block of slots, found with one probe (the
+    /// tier's row count rounded up to a power of two when at most 64, else
+    /// 1).
+    pub fn block_width(&self) -> u32 {
+        self.table.width()
     }
 
     /// The slot of `key`, if the tier has it (resident or staged).
     pub fn slot_of(&self, key: TierKey) -> Option<u32> {
-        self.table.find(&self.slots.recs, key)
+        self.table.find(key).filter(|&slot| !self.slots.is_empty_slot(slot))
     }
 
     /// The key in a live slot, `None` for a free or unknown one.
     pub fn key_of(&self, slot: u32) -> Option<TierKey> {
-        let s = slot as usize;
-        (s < self.slot_count() && (self.slots.resident.test(s) || self.slots.staged.test(s)))
-            .then(|| self.slots.key(slot))
+        ((slot as usize) < self.slot_count() && !self.slots.is_empty_slot(slot)).then(|| self.table.key(slot))
     }
 
     /// Whether `key` has a resident (readable) object.
@@ -193,7 +214,7 @@ impl Tier {
         let now = self.now_ms();
         match self.slot_of(key) {
             Some(slot) if self.slots.is_resident(slot) && self.slots.read_live(slot, now) => {
-                self.slots.recs[slot as usize].count
+                self.slots.count[slot as usize]
             }
             _ => 0,
         }
@@ -300,14 +321,6 @@ impl Tier {
             return Err(TierError::RowOutOfRange { what, index, row, rows: self.config.rows });
         }
         Ok(())
-    }
-
-    /// Frees `slot` if it holds nothing any more.
-    #[inline]
-    pub(crate) fn free_if_empty(&mut self, slot: u32) {
-        if !self.slots.is_resident(slot) && !self.slots.is_staged(slot) {
-            self.table.free(&mut self.slots.recs, slot);
-        }
     }
 
     /// Delivers the collected events to the policy.

@@ -2,7 +2,9 @@
 //! counts, expiry on a manual clock, temporary keys, forced deletes,
 //! capacity) on a `Tier` and on the plain model in `tier_state::model`,
 //! comparing every outcome, every key's state, the state bitmaps, the
-//! evictable expression and the LRU order after each step.
+//! evictable expression and the LRU order after each step. The tier runs
+//! with blocks of 1, 2, 4 and 64 slots a chunk (any row; 2, 3 and 64 rows),
+//! so a block shared by live and empty rows is exercised.
 
 use std::collections::BTreeSet;
 
@@ -75,8 +77,11 @@ struct Pair {
 }
 
 impl Pair {
-    fn new(capacity: usize) -> Pair {
-        let config = TierConfig::new(capacity).with_ttls_ms(50, 30);
+    fn new(capacity: usize, rows: Option<u32>) -> Pair {
+        let mut config = TierConfig::new(capacity).with_ttls_ms(50, 30);
+        if let Some(rows) = rows {
+            config = config.with_rows(rows);
+        }
         let clock = ManualClock::new(1_000);
         let tier = Tier::with_parts(config, Box::new(clock.clone()), Box::new(Lru::new())).unwrap();
         Pair { tier, model: Model::new(config), clock, answer: Batch::default() }
@@ -255,8 +260,14 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     #[test]
-    fn tier_matches_the_model(capacity in 0usize..16, ops in prop::collection::vec(op(), 1..80)) {
-        let mut pair = Pair::new(capacity);
+    fn tier_matches_the_model(
+        capacity in 0usize..16,
+        rows in prop_oneof![Just(None), Just(Some(2u32)), Just(Some(3)), Just(Some(64))],
+        ops in prop::collection::vec(op(), 1..80),
+    ) {
+        let mut pair = Pair::new(capacity, rows);
+        let width = pair.tier.block_width();
+        prop_assert_eq!(width, rows.map_or(1, |r| r.next_power_of_two()));
         for op in &ops {
             pair.step(op)?;
         }

@@ -1,0 +1,103 @@
+//! Visiting a batch's keys with their slots: one table probe a key for a
+//! slice, one a chunk for a grid request whose rows share a block.
+//!
+//! Every call of the tier is a pass over its keys in request order; these
+//! two visits are where the pass finds each key's slot, so the calls
+//! themselves are written once for both key forms.
+
+use crate::key::TierKey;
+use crate::request::{GridKeys, Keys, Pos};
+use crate::slots::Slots;
+use crate::table::KeyTable;
+
+/// A chunk whose block is not filed, in a grid visit's per-chunk blocks.
+const NO_BLOCK: u32 = u32::MAX;
+
+impl KeyTable {
+    /// The row block shared by every row of a grid request, if they share
+    /// one (always, for a tier of at most 64 rows).
+    fn shared_row_block(&self, grid: &GridKeys<'_>) -> Option<u32> {
+        let shift = self.width().trailing_zeros();
+        let first = grid.rows.first()? >> shift;
+        grid.rows.iter().all(|&row| row >> shift == first).then_some(first)
+    }
+
+    /// Calls `f` with the table, each key, its position and the slot its
+    /// block gives it (`None` when no block is filed for it), in request
+    /// order. The slot itself may be empty: callers test the state bits.
+    /// `f` may [`release`](KeyTable::release) slots: a block unfiled during
+    /// the visit has only empty slots, which is what later keys of it see.
+    ///
+    /// `blocks` is scratch (one entry a chunk), kept by the caller so that
+    /// a warmed-up tier allocates nothing.
+    #[inline]
+    pub(crate) fn for_each_slot<K: Keys + ?Sized>(
+        &mut self,
+        keys: &K,
+        blocks: &mut Vec<u32>,
+        mut f: impl FnMut(&mut KeyTable, Pos, TierKey, Option<u32>),
+    ) {
+        if let Some(grid) = keys.as_grid()
+            && let Some(row_hi) = self.shared_row_block(&grid)
+        {
+            blocks.clear();
+            blocks.extend(grid.hashes.iter().map(|&hash| self.block(hash, row_hi).unwrap_or(NO_BLOCK)));
+            grid.for_each(|pos, key| {
+                let block = blocks[pos.col as usize];
+                let slot = (block != NO_BLOCK).then(|| self.slot(block, key.row));
+                f(self, pos, key, slot);
+            });
+            return;
+        }
+        keys.for_each(|pos, key| {
+            let slot = self.find(key);
+            f(self, pos, key, slot);
+        });
+    }
+
+    /// [`for_each_slot`](KeyTable::for_each_slot), filing a block for
+    /// every key that has none first (and growing `slots` by each new
+    /// block), so every key has a slot.
+    #[inline]
+    pub(crate) fn for_each_slot_or_insert<K: Keys + ?Sized>(
+        &mut self,
+        slots: &mut Slots,
+        keys: &K,
+        blocks: &mut Vec<u32>,
+        mut f: impl FnMut(&mut Slots, Pos, TierKey, u32),
+    ) {
+        let (width, limit) = (self.width() as usize, self.slot_limit());
+        if let Some(grid) = keys.as_grid()
+            && let Some(row_hi) = self.shared_row_block(&grid)
+        {
+            blocks.clear();
+            for &hash in grid.hashes {
+                let at = self.block_or_insert(hash, row_hi);
+                if at.fresh {
+                    slots.grow(width, limit);
+                }
+                blocks.push(at.id);
+            }
+            grid.for_each(|pos, key| f(slots, pos, key, self.slot(blocks[pos.col as usize], key.row)));
+            return;
+        }
+        keys.for_each(|pos, key| {
+            let (slot, at) = self.find_or_insert(key);
+            if at.fresh {
+                slots.grow(width, limit);
+            }
+            f(slots, pos, key, slot);
+        });
+    }
+}
+
+impl KeyTable {
+    /// A live `slot` just emptied (its state bits are clear): counts the
+    /// key gone, and unfiles its block if that was the block's last live
+    /// slot.
+    #[inline]
+    pub(crate) fn release(&mut self, slots: &Slots, slot: u32) {
+        debug_assert!(slots.is_empty_slot(slot));
+        self.slot_emptied(slot, slots.is_empty_block(slot, self.width()));
+    }
+}
