@@ -156,7 +156,10 @@ def native_tiers(world: World):
 
     B2 = lm_policy.Bitmap2D
     keys = RequestKeys(np.array(world.chunk_hashes, dtype=np.uint64), np.array(world.row_ids, dtype=np.uint32))
-    l1 = ChunkTier(world.l1_capacity)
+    # rows=: a tier of at most 64 rows files each chunk's rows in one block
+    # of slots (one table probe a chunk for a request's grid).
+    rows = len(world.row_ids)
+    l1 = ChunkTier(world.l1_capacity, rows=rows)
     # warm, as a long-lived L1 is (and as the reference L1 is)
     l1.reserve_write(keys, False, "warm")
     l1.finish_write_and_delete(keys, "warm")
@@ -165,7 +168,7 @@ def native_tiers(world: World):
     l1.finish_write(keys, "seed", cells=held)
     l2 = {}
     for a in range(world.A):
-        tier = ChunkTier(world.N)
+        tier = ChunkTier(world.N, rows=rows)
         held = B2([Bitmap(world.C, cols) for cols in world.adapter_cols[a]])
         tier.reserve_write(keys, False, "seed", cells=held)
         tier.finish_write(keys, "seed", cells=held)

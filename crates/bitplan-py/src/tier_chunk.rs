@@ -16,7 +16,7 @@ use prefetch_policy::Grid;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyList};
-use tier_state::{Answer, Batch, Flags, GridBatch, Keys, Outcome, Tier, TierError, TierKey};
+use tier_state::{Answer, Flags, GridBatch, Keys, Outcome, Tier, TierError};
 
 use crate::bits::{detach_if_large, type_name};
 use crate::errors::{IntoPyErr, OrPyErr};
@@ -78,10 +78,7 @@ fn apply<K: Keys + ?Sized>(
 struct Inner {
     tier: Tier,
     grid_answer: GridBatch,
-    batch_answer: Batch,
-    selected: Vec<TierKey>,
     cells: Vec<(u32, u32)>,
-    flags: Vec<bool>,
 }
 
 /// What a call hands back to Python: the success mask, and the failures
@@ -101,61 +98,39 @@ impl Inner {
         op: &Op,
         want_failed: bool,
     ) -> Result<Reply, TierError> {
-        let (rows, cols) = keys.dims();
-        let Some(cells) = cells else {
-            let flags = match op {
-                Op::ReserveWrite(Temporary::Cells(grid), _) => Flags::Cells(grid),
-                Op::ReserveWrite(Temporary::All(flag), _) => Flags::All(*flag),
-                _ => Flags::All(false),
-            };
-            apply(&mut self.tier, op, flags, &keys.grid(), &mut self.grid_answer)?;
-            let cols32 = cols.max(1) as u32;
-            let failed = if want_failed {
-                self.grid_answer.failed().iter().map(|&(at, outcome)| (at / cols32, at % cols32, outcome)).collect()
-            } else {
-                Vec::new()
-            };
-            return Ok(Reply { ok: self.grid_answer.ok().clone(), failed });
+        let all = keys.grid();
+        let request = match cells {
+            Some(cells) => all.with_cells(cells)?,
+            None => all,
         };
-        // The selected cells as a slice of keys, in row-major order.
-        self.selected.clear();
-        self.flags.clear();
-        for r in 0..rows {
-            let row_id = keys.rows[r];
-            self.selected.extend(cells.row_ones(r).map(|c| TierKey::new(keys.hashes[c], row_id)));
-            if let Op::ReserveWrite(Temporary::Cells(grid), _) = op {
-                self.flags.extend(cells.row_ones(r).map(|c| grid.test(r, c)));
-            }
-        }
         let flags = match op {
-            Op::ReserveWrite(Temporary::Cells(_), _) => Flags::Each(&self.flags),
+            Op::ReserveWrite(Temporary::Cells(grid), _) => Flags::Cells(grid),
             Op::ReserveWrite(Temporary::All(flag), _) => Flags::All(*flag),
             _ => Flags::All(false),
         };
-        apply(&mut self.tier, op, flags, &self.selected[..], &mut self.batch_answer)?;
-        // The i-th success bit goes to the i-th set cell: one deposit.
-        let ok = cells.deposit(self.batch_answer.ok()).map_err(|_| TierError::LengthMismatch {
-            what: "cells",
-            left_name: "cells",
-            left: cells.popcount(),
-            right_name: "answer",
-            right: self.batch_answer.ok().len(),
-        })?;
-        let failed = if want_failed && !self.batch_answer.failed().is_empty() {
-            self.cells.clear();
-            self.cells.extend(cells.cells().map(|(r, c)| (r as u32, c as u32)));
-            self.batch_answer
-                .failed()
-                .iter()
-                .map(|&(at, outcome)| {
-                    let (r, c) = self.cells[at as usize];
-                    (r, c, outcome)
-                })
-                .collect()
-        } else {
-            Vec::new()
+        apply(&mut self.tier, op, flags, &request, &mut self.grid_answer)?;
+        let failed = self.grid_answer.failed();
+        let failed = match cells {
+            _ if !want_failed || failed.is_empty() => Vec::new(),
+            // Positions are row-major cells…
+            None => {
+                let cols = keys.dims().1.max(1) as u32;
+                failed.iter().map(|&(at, outcome)| (at / cols, at % cols, outcome)).collect()
+            }
+            // …or, narrowed to some cells, the i-th set cell.
+            Some(cells) => {
+                self.cells.clear();
+                self.cells.extend(cells.cells().map(|(r, c)| (r as u32, c as u32)));
+                failed
+                    .iter()
+                    .map(|&(at, outcome)| {
+                        let (r, c) = self.cells[at as usize];
+                        (r, c, outcome)
+                    })
+                    .collect()
+            }
         };
-        Ok(Reply { ok, failed })
+        Ok(Reply { ok: self.grid_answer.ok().clone(), failed })
     }
 }
 
@@ -274,14 +249,7 @@ impl PyChunkTier {
         let capacity = capacity_arg(capacity)?;
         let tier = build_tier(capacity, read_ttl_seconds, write_ttl_seconds, rows, clock.as_deref())?;
         Ok(PyChunkTier {
-            inner: Mutex::new(Inner {
-                tier,
-                grid_answer: GridBatch::default(),
-                batch_answer: Batch::default(),
-                selected: Vec::new(),
-                cells: Vec::new(),
-                flags: Vec::new(),
-            }),
+            inner: Mutex::new(Inner { tier, grid_answer: GridBatch::default(), cells: Vec::new() }),
             tags: Mutex::new(Tags::default()),
             rows,
         })

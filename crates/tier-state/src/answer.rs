@@ -15,10 +15,10 @@ pub const NO_SLOT: u32 = u32::MAX;
 
 /// The answer a call fills, whatever the form of its keys. Sealed.
 pub trait Answer: sealed::Sealed + Default {
-    /// Starts an answer for a request of `shape` (rows, cols); `slots` says
-    /// whether the call hands out slots.
+    /// Starts an answer for `len` keys of a request of `shape` (rows,
+    /// cols); `slots` says whether the call hands out slots.
     #[doc(hidden)]
-    fn begin(&mut self, shape: (usize, usize), slots: bool);
+    fn begin(&mut self, shape: (usize, usize), len: usize, slots: bool);
     /// Key `pos` succeeded, with its slot (ignored unless slots were asked).
     #[doc(hidden)]
     fn succeed(&mut self, pos: Pos, slot: u32);
@@ -90,8 +90,7 @@ impl Batch {
 }
 
 impl Answer for Batch {
-    fn begin(&mut self, shape: (usize, usize), slots: bool) {
-        let len = shape.0 * shape.1;
+    fn begin(&mut self, _shape: (usize, usize), len: usize, slots: bool) {
         self.ok.reset(len);
         self.failed.clear();
         self.slots.clear();
@@ -132,12 +131,14 @@ impl Answer for Batch {
 
 /// The answer to a call over a grid request ([`GridKeys`](crate::GridKeys)):
 /// the success mask as a [`Grid`] of the request's shape; failures and
-/// slots by row-major position `row × cols + col`.
+/// slots by position in request order (row-major: `row × cols + col`, or
+/// the `i`-th set cell of a request narrowed to some cells).
 #[derive(Debug, Default)]
 pub struct GridBatch {
     ok: Grid,
     failed: Vec<(u32, Outcome)>,
     slots: Vec<u32>,
+    len: usize,
 }
 
 impl GridBatch {
@@ -148,12 +149,13 @@ impl GridBatch {
 }
 
 impl Answer for GridBatch {
-    fn begin(&mut self, shape: (usize, usize), slots: bool) {
+    fn begin(&mut self, shape: (usize, usize), len: usize, slots: bool) {
         self.ok.reset(shape.0, shape.1);
         self.failed.clear();
         self.slots.clear();
+        self.len = len;
         if slots {
-            self.slots.resize(shape.0 * shape.1, NO_SLOT);
+            self.slots.resize(len, NO_SLOT);
         }
     }
 
@@ -183,6 +185,6 @@ impl Answer for GridBatch {
     }
 
     fn len(&self) -> usize {
-        self.ok.num_cells()
+        self.len
     }
 }

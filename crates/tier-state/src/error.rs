@@ -22,18 +22,21 @@ pub enum TierError {
         /// Its length.
         right: usize,
     },
-    /// A grid of flags has another shape than the request's keys.
-    #[error("{what}: the keys are {rows} x {cols} but the flags are {flag_rows} x {flag_cols}")]
+    /// A grid of flags, or a request's cell mask, has another shape than
+    /// the request's keys.
+    #[error("{what}: the keys are {rows} x {cols} but the {grid} are {flag_rows} x {flag_cols}")]
     ShapeMismatch {
+        /// What has the wrong shape: `"flags"`, `"cells"`.
+        grid: &'static str,
         /// The call that got them.
         what: &'static str,
         /// The keys' rows.
         rows: usize,
         /// The keys' columns (chunks).
         cols: usize,
-        /// The flags' rows.
+        /// The grid's rows.
         flag_rows: usize,
-        /// The flags' columns.
+        /// The grid's columns.
         flag_cols: usize,
     },
     /// A key's row is not below the tier's [`rows`](crate::TierConfig::rows).

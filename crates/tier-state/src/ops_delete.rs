@@ -40,7 +40,7 @@ impl Tier {
     /// The row checks, with nothing changed.
     pub fn delete<K: Keys + ?Sized>(&mut self, keys: &K, force: bool, out: &mut K::Answer) -> Result<(), TierError> {
         self.check("delete", keys)?;
-        let now = self.begin(out, keys.shape(), false);
+        let now = self.begin(out, keys, false);
         let (mut deleted, mut reclaimed) = (0usize, 0usize);
         {
             let Tier { table, slots, events, blocks, .. } = self;
@@ -86,7 +86,7 @@ impl Tier {
     /// The row checks, with nothing changed.
     pub fn touch<K: Keys + ?Sized>(&mut self, keys: &K, out: &mut K::Answer) -> Result<(), TierError> {
         self.check("touch", keys)?;
-        self.begin(out, keys.shape(), false);
+        self.begin(out, keys, false);
         {
             let Tier { table, slots, events, blocks, .. } = self;
             table.for_each_slot(keys, blocks, |_, pos, _, slot| match slot {

@@ -27,7 +27,7 @@ impl Tier {
     ) -> Result<(), TierError> {
         self.check("reserve_read", keys)?;
         let n = clamp_read_locks(read_locks);
-        let now = self.begin(out, keys.shape(), true);
+        let now = self.begin(out, keys, true);
         let ttl = self.config.read_ttl_ms;
         let Tier { table, slots, blocks, .. } = self;
         table.for_each_slot(keys, blocks, |_, pos, _, slot| match slot {
@@ -51,7 +51,7 @@ impl Tier {
     /// As [`reserve_read`](Tier::reserve_read).
     pub fn unsafe_read<K: Keys + ?Sized>(&mut self, keys: &K, out: &mut K::Answer) -> Result<(), TierError> {
         self.check("unsafe_read", keys)?;
-        let now = self.begin(out, keys.shape(), true);
+        let now = self.begin(out, keys, true);
         let Tier { table, slots, blocks, .. } = self;
         table.for_each_slot(keys, blocks, |_, pos, _, slot| match slot {
             Some(slot) if slots.is_resident(slot) => {
@@ -84,7 +84,7 @@ impl Tier {
     ) -> Result<(), TierError> {
         self.check("finish_read", keys)?;
         let n = clamp_read_locks(read_locks);
-        let now = self.begin(out, keys.shape(), false);
+        let now = self.begin(out, keys, false);
         let mut freed = 0usize;
         {
             let Tier { table, slots, events, blocks, .. } = self;

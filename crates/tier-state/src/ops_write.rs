@@ -59,8 +59,8 @@ impl Tier {
         out: &mut K::Answer,
     ) -> Result<(), TierError> {
         self.check("reserve_write", keys)?;
-        temporary.check("reserve_write", keys.shape())?;
-        let now = self.begin(out, keys.shape(), true);
+        temporary.check("reserve_write", keys.len(), keys.shape())?;
+        let now = self.begin(out, keys, true);
         let deadline = now.saturating_add(self.config.write_ttl_ms);
         // With a zero write TTL a key staged earlier in the batch has
         // expired already, which the one-pass path would take for a
@@ -287,7 +287,7 @@ impl Tier {
 
     fn finish<K: Keys + ?Sized>(&mut self, keys: &K, tag: u32, how: Finish, out: &mut K::Answer) {
         let hands_out = matches!(how, Finish::AdmitAndRead(_));
-        let now = self.begin(out, keys.shape(), hands_out);
+        let now = self.begin(out, keys, hands_out);
         let read_ttl = self.config.read_ttl_ms;
         let (mut taken, mut admitted) = (0usize, 0usize);
         {

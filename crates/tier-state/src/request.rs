@@ -18,7 +18,7 @@ pub use crate::pos::Pos;
 pub trait Keys: sealed::Sealed {
     /// The answer a call over these keys fills.
     type Answer: Answer;
-    /// How many keys.
+    /// How many keys (for a grid with a cell mask, its set cells).
     fn len(&self) -> usize;
     /// Whether there are none.
     fn is_empty(&self) -> bool {
@@ -75,6 +75,11 @@ impl Keys for [TierKey] {
 /// [`Grid`] lays a request out (rows × chunks). Request order is row-major:
 /// position `r × hashes.len() + c`.
 ///
+/// [`with_cells`](GridKeys::with_cells) narrows a call to some cells of the
+/// request (the controller unlocks the dropped cells, reserves the planned
+/// ones, …): the keys are then the set cells in row-major order, position
+/// `i` the `i`-th set cell, and the answer's mask keeps the request's shape.
+///
 /// ```
 /// use tier_state::{GridKeys, Keys, TierKey};
 /// let hashes = [10, 11, 12];
@@ -91,12 +96,57 @@ pub struct GridKeys<'a> {
     pub hashes: &'a [u64],
     /// The request's row ids, one per row.
     pub rows: &'a [u32],
+    /// The cells the call is about (`None`: every cell).
+    cells: Option<&'a Grid>,
 }
 
 impl<'a> GridKeys<'a> {
     /// The keys `hashes × rows`.
     pub const fn new(hashes: &'a [u64], rows: &'a [u32]) -> GridKeys<'a> {
-        GridKeys { hashes, rows }
+        GridKeys { hashes, rows, cells: None }
+    }
+
+    /// The same request narrowed to the cells set in `cells`, a grid of
+    /// the request's shape.
+    ///
+    /// ```
+    /// use prefetch_policy::Grid;
+    /// use tier_state::{Answer, Flags, GridBatch, GridKeys, Keys, Tier, TierConfig};
+    /// let (hashes, rows) = ([10, 11, 12], [0, 1]);
+    /// let keys = GridKeys::new(&hashes, &rows);
+    /// let mut tier = Tier::new(TierConfig::new(16).with_rows(2))?;
+    /// let mut answer = GridBatch::default();
+    /// let diagonal = Grid::from_fn(2, 3, |r, c| r == c);
+    /// let some = keys.with_cells(&diagonal)?;
+    /// assert_eq!(some.len(), 2);
+    /// tier.reserve_write(&some, Flags::All(false), 0, &mut answer)?;
+    /// tier.finish_write(&some, 0, &mut answer)?;
+    /// tier.reserve_read(&keys, 1, &mut answer)?;
+    /// assert_eq!(answer.ok(), &diagonal);
+    /// # Ok::<(), tier_state::TierError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`TierError::ShapeMismatch`] if `cells` has another shape.
+    pub fn with_cells(self, cells: &'a Grid) -> Result<GridKeys<'a>, TierError> {
+        let shape = self.shape();
+        if cells.shape() != shape {
+            return Err(TierError::ShapeMismatch {
+                what: "with_cells",
+                grid: "cells",
+                rows: shape.0,
+                cols: shape.1,
+                flag_rows: cells.num_rows(),
+                flag_cols: cells.num_cols(),
+            });
+        }
+        Ok(GridKeys { cells: Some(cells), ..self })
+    }
+
+    /// The cell mask, if the request is narrowed to some cells.
+    pub const fn cells(&self) -> Option<&'a Grid> {
+        self.cells
     }
 }
 
@@ -104,7 +154,10 @@ impl Keys for GridKeys<'_> {
     type Answer = GridBatch;
 
     fn len(&self) -> usize {
-        self.hashes.len() * self.rows.len()
+        match self.cells {
+            Some(cells) => cells.popcount(),
+            None => self.hashes.len() * self.rows.len(),
+        }
     }
 
     fn shape(&self) -> (usize, usize) {
@@ -116,9 +169,18 @@ impl Keys for GridKeys<'_> {
     #[inline]
     fn for_each(&self, mut f: impl FnMut(Pos, TierKey)) {
         let mut index = 0u32;
+        // The request's size was checked against u32 before any call.
+        if let Some(cells) = self.cells {
+            for (row, &row_id) in self.rows.iter().enumerate() {
+                for col in cells.row_ones(row) {
+                    f(Pos { index, row: row as u32, col: col as u32 }, TierKey { hash: self.hashes[col], row: row_id });
+                    index += 1;
+                }
+            }
+            return;
+        }
         for (row, &row_id) in self.rows.iter().enumerate() {
             for (col, &hash) in self.hashes.iter().enumerate() {
-                // The request's size was checked against u32 before any call.
                 f(Pos { index, row: row as u32, col: col as u32 }, TierKey { hash, row: row_id });
                 index += 1;
             }
@@ -149,9 +211,9 @@ pub enum Flags<'a> {
 }
 
 impl Flags<'_> {
-    /// Checks the flags against keys of `shape`; `what` names the call.
-    pub(crate) fn check(&self, what: &'static str, shape: (usize, usize)) -> Result<(), TierError> {
-        let len = shape.0 * shape.1;
+    /// Checks the flags against `len` keys of a request of `shape`; `what`
+    /// names the call.
+    pub(crate) fn check(&self, what: &'static str, len: usize, shape: (usize, usize)) -> Result<(), TierError> {
         let mismatch = |right: usize| TierError::LengthMismatch {
             what,
             left_name: "keys",
@@ -165,6 +227,7 @@ impl Flags<'_> {
             Flags::Bits(bits) if bits.len() != len => Err(mismatch(bits.len())),
             Flags::Cells(grid) if grid.shape() != shape => Err(TierError::ShapeMismatch {
                 what,
+                grid: "flags",
                 rows: shape.0,
                 cols: shape.1,
                 flag_rows: grid.num_rows(),

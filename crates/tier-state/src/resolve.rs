@@ -10,8 +10,10 @@ use crate::request::{GridKeys, Keys, Pos};
 use crate::slots::Slots;
 use crate::table::KeyTable;
 
-/// A chunk whose block is not filed, in a grid visit's per-chunk blocks.
-const NO_BLOCK: u32 = u32::MAX;
+/// A chunk not looked up yet, in a grid visit's per-chunk blocks.
+const UNSEEN: u32 = u32::MAX;
+/// A chunk whose block is not filed.
+const NO_BLOCK: u32 = u32::MAX - 1;
 
 impl KeyTable {
     /// The row block shared by every row of a grid request, if they share
@@ -28,8 +30,10 @@ impl KeyTable {
     /// `f` may [`release`](KeyTable::release) slots: a block unfiled during
     /// the visit has only empty slots, which is what later keys of it see.
     ///
-    /// `blocks` is scratch (one entry a chunk), kept by the caller so that
-    /// a warmed-up tier allocates nothing.
+    /// A grid request looks each chunk up once, at its first key, so a
+    /// request narrowed to some cells looks up only the chunks it asks
+    /// about. `blocks` is scratch (one entry a chunk), kept by the caller
+    /// so that a warmed-up tier allocates nothing.
     #[inline]
     pub(crate) fn for_each_slot<K: Keys + ?Sized>(
         &mut self,
@@ -41,10 +45,13 @@ impl KeyTable {
             && let Some(row_hi) = self.shared_row_block(&grid)
         {
             blocks.clear();
-            blocks.extend(grid.hashes.iter().map(|&hash| self.block(hash, row_hi).unwrap_or(NO_BLOCK)));
+            blocks.resize(grid.hashes.len(), UNSEEN);
             grid.for_each(|pos, key| {
-                let block = blocks[pos.col as usize];
-                let slot = (block != NO_BLOCK).then(|| self.slot(block, key.row));
+                let block = &mut blocks[pos.col as usize];
+                if *block == UNSEEN {
+                    *block = self.block(key.hash, row_hi).unwrap_or(NO_BLOCK);
+                }
+                let slot = (*block != NO_BLOCK).then(|| self.slot(*block, key.row));
                 f(self, pos, key, slot);
             });
             return;
@@ -57,7 +64,9 @@ impl KeyTable {
 
     /// [`for_each_slot`](KeyTable::for_each_slot), filing a block for
     /// every key that has none first (and growing `slots` by each new
-    /// block), so every key has a slot.
+    /// block), so every key has a slot. Blocks are filed in request order,
+    /// whichever form the keys come in, so a grid request and its slice
+    /// hand out the same slots.
     #[inline]
     pub(crate) fn for_each_slot_or_insert<K: Keys + ?Sized>(
         &mut self,
@@ -71,14 +80,18 @@ impl KeyTable {
             && let Some(row_hi) = self.shared_row_block(&grid)
         {
             blocks.clear();
-            for &hash in grid.hashes {
-                let at = self.block_or_insert(hash, row_hi);
-                if at.fresh {
-                    slots.grow(width, limit);
+            blocks.resize(grid.hashes.len(), UNSEEN);
+            grid.for_each(|pos, key| {
+                let block = &mut blocks[pos.col as usize];
+                if *block == UNSEEN {
+                    let at = self.block_or_insert(key.hash, row_hi);
+                    if at.fresh {
+                        slots.grow(width, limit);
+                    }
+                    *block = at.id;
                 }
-                blocks.push(at.id);
-            }
-            grid.for_each(|pos, key| f(slots, pos, key, self.slot(blocks[pos.col as usize], key.row)));
+                f(slots, pos, key, self.slot(*block, key.row));
+            });
             return;
         }
         keys.for_each(|pos, key| {

@@ -338,8 +338,8 @@ impl Tier {
         }
     }
 
-    pub(crate) fn begin<A: Answer>(&mut self, answer: &mut A, shape: (usize, usize), slots: bool) -> u64 {
-        answer.begin(shape, slots);
+    pub(crate) fn begin<K: Keys + ?Sized>(&mut self, answer: &mut K::Answer, keys: &K, slots: bool) -> u64 {
+        answer.begin(keys.shape(), keys.len(), slots);
         self.events.clear();
         self.clock.now_ms()
     }

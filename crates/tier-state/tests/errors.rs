@@ -47,6 +47,8 @@ fn keys_and_flags_of_different_lengths_name_both() {
     let cells = Grid::zeros(1, 3);
     let err = t.reserve_write(&GridKeys::new(&[5, 6, 7], &[0, 1]), Flags::Cells(&cells), 0, &mut g).unwrap_err();
     assert_eq!(err.to_string(), "reserve_write: the keys are 2 x 3 but the flags are 1 x 3");
+    let err = GridKeys::new(&[5, 6, 7], &[0, 1]).with_cells(&cells).unwrap_err();
+    assert_eq!(err.to_string(), "with_cells: the keys are 2 x 3 but the cells are 1 x 3");
     assert_eq!(snapshot(&t), before);
 }
 

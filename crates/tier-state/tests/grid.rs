@@ -1,5 +1,6 @@
 //! The positional form (`GridKeys`: hashes × rows, answered in a `Grid`)
-//! gives exactly what the same keys give as a slice in row-major order.
+//! gives exactly what the same keys give as a slice in row-major order,
+//! also when narrowed to some cells (`with_cells`: the set cells' keys).
 
 use proptest::prelude::*;
 use tier_state::{Answer, Batch, Flags, GridBatch, GridKeys, Lru, ManualClock, Tier, TierConfig, TierKey};
@@ -43,7 +44,12 @@ proptest! {
     fn grid_requests_answer_as_their_row_major_slices(
         capacity in 0usize..80,
         requests in prop::collection::vec(
-            (prop::collection::vec(0u64..12, 0..7), prop::collection::vec(0u32..8, 0..4), op()),
+            (
+                prop::collection::vec(0u64..12, 0..7),
+                prop::collection::vec(0u32..8, 0..4),
+                op(),
+                prop::option::of(prop::collection::vec(prop::bool::weighted(0.6), 28)),
+            ),
             1..40,
         ),
     ) {
@@ -51,10 +57,14 @@ proptest! {
         let mut by_grid = tier(&clock, capacity);
         let mut by_slice = tier(&clock, capacity);
         let (mut g, mut b) = (GridBatch::default(), Batch::default());
-        for (hashes, rows, op) in &requests {
-            let grid = GridKeys::new(hashes, rows);
-            let flat: Vec<TierKey> =
-                rows.iter().flat_map(|&r| hashes.iter().map(move |&h| TierKey::new(h, r))).collect();
+        for (hashes, rows, op, mask) in &requests {
+            let full = GridKeys::new(hashes, rows);
+            let asked = |r: usize, c: usize| mask.as_ref().is_none_or(|m| m[r * hashes.len() + c]);
+            let cells = prefetch_policy::Grid::from_fn(rows.len(), hashes.len(), asked);
+            let grid = if mask.is_some() { full.with_cells(&cells).unwrap() } else { full };
+            let flat: Vec<TierKey> = (0..rows.len())
+                .flat_map(|r| (0..hashes.len()).filter(move |&c| asked(r, c)).map(move |c| TierKey::new(hashes[c], rows[r])))
+                .collect();
             let n = flat.len();
             match op {
                 Op::ReserveRead(c) => {
@@ -74,8 +84,14 @@ proptest! {
                     if flags.len() < n {
                         continue;
                     }
-                    let cells = prefetch_policy::Grid::from_fn(rows.len(), hashes.len(), |r, c| flags[r * hashes.len() + c]);
-                    by_grid.reserve_write(&grid, Flags::Cells(&cells), *tag, &mut g).unwrap();
+                    // Flag i goes to the i-th asked cell.
+                    let mut positions = (0..rows.len() * hashes.len()).filter(|&i| asked(i / hashes.len().max(1), i % hashes.len().max(1)));
+                    let mut by_cell = vec![false; rows.len() * hashes.len()];
+                    for &flag in flags {
+                        by_cell[positions.next().unwrap()] = flag;
+                    }
+                    let temporary = prefetch_policy::Grid::from_fn(rows.len(), hashes.len(), |r, c| by_cell[r * hashes.len() + c]);
+                    by_grid.reserve_write(&grid, Flags::Cells(&temporary), *tag, &mut g).unwrap();
                     by_slice.reserve_write(&flat[..], Flags::Each(flags), *tag, &mut b).unwrap();
                 }
                 Op::FinishWrite(tag) => {
@@ -106,8 +122,14 @@ proptest! {
             let shape = if rows.is_empty() { (0, 0) } else { (rows.len(), hashes.len()) };
             prop_assert_eq!(g.ok().shape(), shape);
             prop_assert_eq!(g.len(), n);
-            for (i, cell) in (0..rows.len()).flat_map(|r| (0..hashes.len()).map(move |c| (r, c))).enumerate() {
-                prop_assert_eq!(g.ok().test(cell.0, cell.1), b.ok().test(i));
+            let mut i = 0;
+            for (r, c) in (0..rows.len()).flat_map(|r| (0..hashes.len()).map(move |c| (r, c))) {
+                if asked(r, c) {
+                    prop_assert_eq!(g.ok().test(r, c), b.ok().test(i));
+                    i += 1;
+                } else {
+                    prop_assert!(!g.ok().test(r, c), "a cell not asked about");
+                }
             }
             prop_assert_eq!(g.failed(), b.failed());
             prop_assert_eq!(g.slots(), b.slots());
