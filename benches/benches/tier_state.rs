@@ -8,8 +8,12 @@
 //! measures both). Keys are 64 rows × 64 chunk hashes, as a controller's
 //! request; `tier_state/<call>/4096` takes them as a slice of keys,
 //! `tier_state_grid/<call>/64x64` as `GridKeys` (hashes × rows) answered in
-//! a `Grid`. Throughput is in keys, so criterion prints keys a second; its
-//! time per iteration / 4,096 is ns a key.
+//! a `Grid`. The tier has 64 rows, so each chunk's rows share a block of
+//! slots (one table probe a chunk for a grid request, one a key for a
+//! slice), and the other keys are whole chunks too; `tier_state_any_row`
+//! is the slice on a tier of any row (a block a key: the layout of an
+//! LMCache-shaped tier). Throughput is in keys, so criterion prints keys a
+//! second; its time per iteration / 4,096 is ns a key.
 //!
 //! Every call's answer is checked (all keys succeed) before it is timed.
 
@@ -39,21 +43,38 @@ fn main() {
     let mut group = c.benchmark_group("tier_state");
     configure(&mut group, 0);
     group.throughput(Throughput::Elements(KEYS as u64));
-    bench_calls(&mut group, &flat[..], &KEYS.to_string(), Batch::default());
+    bench_calls(&mut group, &flat[..], &KEYS.to_string(), Batch::default(), Some(ROWS as u32));
+    group.finish();
+
+    let mut group = c.benchmark_group("tier_state_any_row");
+    configure(&mut group, 0);
+    group.throughput(Throughput::Elements(KEYS as u64));
+    bench_calls(&mut group, &flat[..], &KEYS.to_string(), Batch::default(), None);
     group.finish();
 
     let mut group = c.benchmark_group("tier_state_grid");
     configure(&mut group, 0);
     group.throughput(Throughput::Elements(KEYS as u64));
-    bench_calls(&mut group, &GridKeys::new(&hashes, &rows), &format!("{ROWS}x{CHUNKS}"), GridBatch::default());
+    bench_calls(
+        &mut group,
+        &GridKeys::new(&hashes, &rows),
+        &format!("{ROWS}x{CHUNKS}"),
+        GridBatch::default(),
+        Some(ROWS as u32),
+    );
     group.finish();
     c.final_summary();
 }
 
-/// A tier holding `OTHERS` resident keys besides the request's.
-fn tier() -> Tier {
-    let mut tier = Tier::new(TierConfig::new(OTHERS + 2 * KEYS)).expect("a possible capacity");
-    let others: Vec<TierKey> = (0..OTHERS as u64).map(|i| TierKey::new(mix(i), (i % 64) as u32)).collect();
+/// A tier of `rows` rows (`None`: any row) holding `OTHERS` resident keys
+/// besides the request's, whole chunks of 64 rows.
+fn tier(rows: Option<u32>) -> Tier {
+    let mut config = TierConfig::new(OTHERS + 2 * KEYS);
+    if let Some(rows) = rows {
+        config = config.with_rows(rows);
+    }
+    let mut tier = Tier::new(config).expect("a possible capacity");
+    let others: Vec<TierKey> = (0..OTHERS as u64).map(|i| TierKey::new(mix(i / 64), (i % 64) as u32)).collect();
     let mut answer = Batch::default();
     tier.reserve_write(&others[..], Flags::All(false), 0, &mut answer).expect("valid keys");
     tier.finish_write(&others[..], 0, &mut answer).expect("valid keys");
@@ -77,9 +98,10 @@ fn cycle<K: Keys + ?Sized>(
     value: &str,
     keys: &K,
     answer: &mut K::Answer,
+    rows: Option<u32>,
     Cycle { name, before, call, after }: Cycle<'_, K, K::Answer>,
 ) {
-    let mut tier = tier();
+    let mut tier = tier(rows);
     let run = |tier: &mut Tier, answer: &mut K::Answer| -> Duration {
         for step in before {
             step(tier, keys, answer);
@@ -105,6 +127,7 @@ fn bench_calls<K: Keys + ?Sized>(
     keys: &K,
     value: &str,
     mut answer: K::Answer,
+    rows: Option<u32>,
 ) {
     let reserve_write: Call<K, K::Answer> = |t, k, a| t.reserve_write(k, Flags::All(false), 1, a).unwrap();
     let reserve_write_temporary: Call<K, K::Answer> = |t, k, a| t.reserve_write(k, Flags::All(true), 1, a).unwrap();
@@ -156,6 +179,6 @@ fn bench_calls<K: Keys + ?Sized>(
         Cycle { name: "finish_write_and_delete", before: &[reserve_write], call: finish_write_and_delete, after: &[] },
     ];
     for c in cycles {
-        cycle(group, value, keys, &mut answer, c);
+        cycle(group, value, keys, &mut answer, rows, c);
     }
 }
