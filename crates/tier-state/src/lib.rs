@@ -85,11 +85,18 @@
 //!   mutex, as LMCache's manager holds one lock around each call.
 
 mod answer;
+mod arc;
+mod chunk_lru;
 mod clock;
 mod config;
 mod error;
+mod factory;
+mod families;
+mod isolated_lru;
 mod key;
+mod links;
 mod lru;
+mod meta;
 #[doc(hidden)]
 pub mod model;
 mod ops_delete;
@@ -99,21 +106,28 @@ mod outcome;
 mod policy;
 mod pos;
 mod request;
+mod s3fifo;
 mod shared;
 mod slots;
 mod table;
 mod tier;
 
 pub use answer::{Answer, Batch, GridBatch, NO_SLOT};
+pub use arc::{Arc, ArcState};
+pub use chunk_lru::ChunkLru;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{DEFAULT_READ_TTL_MS, DEFAULT_WRITE_TTL_MS, TierConfig};
 pub use error::TierError;
+pub use factory::{POLICY_NAMES, UnknownPolicy, create_policy};
+pub use isolated_lru::IsolatedLru;
 pub use key::TierKey;
 pub use lru::Lru;
+pub use meta::{KeyMeta, compute_kv_rank, kv_topology};
 pub use ops_delete::ClearReport;
 pub use outcome::Outcome;
 pub use policy::{Eligible, EvictionPolicy, NoEviction, target_count};
 pub use request::{Flags, GridKeys, Keys, Pos};
+pub use s3fifo::S3Fifo;
 pub use shared::SharedTier;
 pub use tier::{MAX_CAPACITY, MAX_READ_LOCK_COUNT, Tier, clamp_read_locks};
 
