@@ -104,6 +104,8 @@ mod ops_read;
 mod ops_write;
 mod outcome;
 mod policy;
+#[doc(hidden)]
+pub mod policy_model;
 mod pos;
 mod request;
 mod s3fifo;
