@@ -181,9 +181,7 @@ impl ArcModel {
     pub fn created(&mut self, slots: &[u32]) {
         for &slot in slots.iter().rev() {
             self.pending.remove(&slot);
-            if remove(&mut self.t1, slot) {
-                self.t2.push(slot);
-            } else if remove(&mut self.t2, slot) {
+            if remove(&mut self.t1, slot) || remove(&mut self.t2, slot) {
                 self.t2.push(slot);
             } else if self.b1.contains(&slot) {
                 self.p = f64::min(self.capacity as f64, self.p + Self::delta(self.b1.len(), self.b2.len()));
@@ -333,15 +331,18 @@ impl Universe {
     }
 }
 
+/// `_topology_namespace`: (`model_name`, the topology).
+type Namespace = (u32, Option<(u8, u8)>);
+
 /// `_selection.py`'s `ChunkFamilyTopology` and
 /// `select_chunk_coherent_victims`, over a [`Universe`].
 #[derive(Clone, Debug, Default)]
 pub struct FamilyModel {
-    coordinates: HashMap<(u32, Option<(u8, u8)>), BTreeSet<(u32, u32)>>,
+    coordinates: HashMap<Namespace, BTreeSet<(u32, u32)>>,
 }
 
 impl FamilyModel {
-    fn namespace(key: &ModelKey) -> (u32, Option<(u8, u8)>) {
+    fn namespace(key: &ModelKey) -> Namespace {
         (key.model, kv_topology(key.kv_rank))
     }
 

@@ -41,7 +41,7 @@ fn factory_builds_each_lmcache_name() {
 #[test]
 fn factory_refuses_unknown_names_listing_the_known() {
     for bad in ["lru", "LFU", "", "UserLRU"] {
-        let err = create_policy(bad).err().expect("unknown");
+        let err = create_policy(bad).expect_err("unknown");
         assert_eq!(err.name, bad);
         let message = err.to_string();
         for known in POLICY_NAMES {
@@ -90,16 +90,12 @@ fn ratio_rounds_as_lmcache_for_every_policy() {
 fn the_three_eligibility_forms_agree() {
     for &name in &["LRU", "S3FIFO", "ARC", "IsolatedLRU"] {
         let mut answers = Vec::new();
-        for form in 0..3 {
+        for form in 0..2 {
             let mut p = create_policy(name).unwrap();
             p.on_created(&(0..8).collect::<Vec<_>>());
             let bits = Bitmap::from_indices(6, [1, 3, 5]).unwrap(); // slots 6, 7 past its end
             let mut odd = |s: u32| s % 2 == 1 && s < 6;
-            let eligible = match form {
-                0 => Eligible::Bits(&bits),
-                1 => Eligible::Predicate(&mut odd),
-                _ => Eligible::Predicate(&mut odd),
-            };
+            let eligible = if form == 0 { Eligible::Bits(&bits) } else { Eligible::Predicate(&mut odd) };
             let mut out = Vec::new();
             p.victims_in_salt(0, 1.0, eligible, &mut out);
             answers.push(out);
