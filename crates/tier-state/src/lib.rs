@@ -13,6 +13,13 @@
 //! slots of the keys it hands out. The eviction policy hears what was
 //! created, touched and removed, in batches ([`EvictionPolicy`], [`Lru`]).
 //!
+//! LMCache's eviction policies are here too, on the same trait, each event
+//! O(1) a slot over arrays indexed by slot: [`ChunkLru`] (its LRU, with
+//! chunk-coherent victims), [`IsolatedLru`] (one LRU per cache salt),
+//! [`S3Fifo`], [`Arc`] and [`NoEviction`], built by LMCache's names with
+//! [`create_policy`]. Chunk families and salts come as [`KeyMeta`] through
+//! [`EvictionPolicy::on_created_with`].
+//!
 //! # LMCache's rules
 //!
 //! - A key is absent, *staged* (a writer tag's reservation: write-locked,
@@ -89,11 +96,18 @@
 //!   mutex, as LMCache's manager holds one lock around each call.
 
 mod answer;
+mod arc;
+mod chunk_lru;
 mod clock;
 mod config;
 mod error;
+mod factory;
+mod families;
+mod isolated_lru;
 mod key;
+mod links;
 mod lru;
+mod meta;
 #[doc(hidden)]
 pub mod model;
 mod ops_delete;
@@ -101,24 +115,33 @@ mod ops_read;
 mod ops_write;
 mod outcome;
 mod policy;
+#[doc(hidden)]
+pub mod policy_model;
 mod pos;
 mod request;
 mod resolve;
+mod s3fifo;
 mod shared;
 mod slots;
 mod table;
 mod tier;
 
 pub use answer::{Answer, Batch, GridBatch, NO_SLOT};
+pub use arc::{Arc, ArcState};
+pub use chunk_lru::ChunkLru;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{DEFAULT_READ_TTL_MS, DEFAULT_WRITE_TTL_MS, TierConfig};
 pub use error::TierError;
+pub use factory::{POLICY_NAMES, UnknownPolicy, create_policy};
+pub use isolated_lru::IsolatedLru;
 pub use key::TierKey;
 pub use lru::Lru;
+pub use meta::{KeyMeta, compute_kv_rank, kv_topology};
 pub use ops_delete::ClearReport;
 pub use outcome::Outcome;
 pub use policy::{Eligible, EvictionPolicy, NoEviction, target_count};
 pub use request::{Flags, GridKeys, Keys, Pos};
+pub use s3fifo::S3Fifo;
 pub use shared::SharedTier;
 pub use tier::{MAX_CAPACITY, MAX_READ_LOCK_COUNT, Tier, clamp_read_locks};
 

@@ -9,6 +9,8 @@
 
 use bitmap_core::Bitmap;
 
+use crate::meta::KeyMeta;
+
 /// Which slots may be evicted: LMCache's `key_eligible_filter`.
 pub enum Eligible<'a> {
     /// Every tracked slot (LMCache's filter `None`).
@@ -69,9 +71,10 @@ pub fn target_count(tracked: usize, ratio: f64) -> usize {
 /// Every event costs O(1) per slot over arrays indexed by slot (no
 /// allocation per key once the arrays have grown to the tier's slots).
 /// Object-safe, so a tier holds `Box<dyn EvictionPolicy>` chosen at run
-/// time; issue #29 adds LMCache's S3-FIFO, ARC and isolated LRU on this
-/// trait (they need `&mut self` in [`victims`](EvictionPolicy::victims):
-/// ARC remembers its pending victims).
+/// time ([`create_policy`](crate::create_policy) by LMCache's names). The
+/// methods past [`memory_bytes`](EvictionPolicy::memory_bytes) have
+/// defaults: per-key meta for chunk-coherent and per-salt policies, and
+/// the ghost-history contract of S3-FIFO and ARC.
 pub trait EvictionPolicy: Send + core::fmt::Debug {
     /// The policy's name, as LMCache's factory spells it (`"LRU"`).
     fn name(&self) -> &'static str;
@@ -95,6 +98,58 @@ pub trait EvictionPolicy: Send + core::fmt::Debug {
     fn clear(&mut self);
     /// Heap bytes held.
     fn memory_bytes(&self) -> usize;
+
+    /// [`on_created`](EvictionPolicy::on_created), telling the policy each
+    /// slot's chunk family, coordinate and salt (`meta[i]` is `slots[i]`'s).
+    /// The policy records a slot's meta when it starts tracking it and drops
+    /// it at removal. A slot created without meta is its own family, in
+    /// salt 0. Policies that need no meta ignore it (the default).
+    ///
+    /// # Panics
+    ///
+    /// If `meta.len() != slots.len()`.
+    fn on_created_with(&mut self, slots: &[u32], meta: &[KeyMeta]) {
+        assert_eq!(slots.len(), meta.len(), "on_created_with: one KeyMeta per slot");
+        self.on_created(slots);
+    }
+
+    /// LMCache's `support_isolation`: whether
+    /// [`victims_in_salt`](EvictionPolicy::victims_in_salt) evicts within
+    /// one salt.
+    fn supports_isolation(&self) -> bool {
+        false
+    }
+
+    /// `get_eviction_actions(..., cache_salt=salt)`. Policies without
+    /// isolation ignore the salt, as LMCache's do (the default).
+    fn victims_in_salt(&mut self, salt: u32, ratio: f64, eligible: Eligible<'_>, out: &mut Vec<u32>) {
+        let _ = salt;
+        self.victims(ratio, eligible, out);
+    }
+
+    /// Whether the policy remembers `slot`: tracks it, or holds it as ghost
+    /// history (S3-FIFO's ghost set, ARC's B1/B2). History is kept by slot,
+    /// so a slot must keep naming the same key while it is remembered: a
+    /// caller that recycles slots must not give a remembered slot to another
+    /// key (see [`drain_released`](EvictionPolicy::drain_released)).
+    fn remembers(&self, slot: u32) -> bool {
+        self.is_tracked(slot)
+    }
+
+    /// Appends the slots whose ghost history the policy dropped on its own
+    /// (ARC's ghost trims) since the last call: they may now name other
+    /// keys. Slots leave otherwise only through
+    /// [`on_removed`](EvictionPolicy::on_removed), after which
+    /// [`remembers`](EvictionPolicy::remembers) tells whether a ghost stayed.
+    fn drain_released(&mut self, out: &mut Vec<u32>) {
+        let _ = out;
+    }
+
+    /// Makes room for slots `0..slots`, so that later events do not grow
+    /// the policy's arrays (and its memory is exactly its per-slot cost).
+    fn reserve_slots(&mut self, slots: usize) {
+        let _ = slots;
+    }
 }
 
 /// LMCache's `noop` policy: tracks nothing, never evicts.
