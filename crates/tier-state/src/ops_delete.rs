@@ -119,10 +119,21 @@ impl Tier {
             report.cleared = self.resident_count;
             report.staging_freed = self.staging_count;
             self.report_removed();
-            self.table.clear();
-            self.slots.clear();
             self.resident_count = 0;
             self.staging_count = 0;
+            let width = self.table.width() as usize;
+            if (0..self.slots.len() as u32).any(|slot| self.policy.remembers(slot)) {
+                // Ghost history (S3-FIFO, ARC) pins its slots to their keys:
+                // empty every slot, and keep the blocks it remembers.
+                self.slots.empty_all();
+                self.table.forget_keys();
+                for first in (0..self.slots.len()).step_by(width) {
+                    self.unfile_if_free(first as u32);
+                }
+            } else {
+                self.table.clear();
+                self.slots.clear();
+            }
             return report;
         }
         let mut touched = Vec::new();

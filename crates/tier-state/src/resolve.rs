@@ -106,11 +106,11 @@ impl KeyTable {
 
 impl KeyTable {
     /// A live `slot` just emptied (its state bits are clear): counts the
-    /// key gone, and unfiles its block if that was the block's last live
-    /// slot.
+    /// key gone. Its block is unfiled later, once the policy has heard of
+    /// the removal ([`Tier::unfile_emptied`](crate::Tier)).
     #[inline]
     pub(crate) fn release(&mut self, slots: &Slots, slot: u32) {
         debug_assert!(slots.is_empty_slot(slot));
-        self.slot_emptied(slot, slots.is_empty_block(slot, self.width()));
+        self.slot_emptied();
     }
 }

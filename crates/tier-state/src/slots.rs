@@ -105,6 +105,14 @@ impl Slots {
         (self.resident.as_words()[word] | self.staged.as_words()[word]) & mask == 0
     }
 
+    /// Empties every slot, keeping the slots (and their blocks' ids).
+    pub(crate) fn empty_all(&mut self) {
+        for bits in self.bitmaps_mut() {
+            bits.clear_all();
+        }
+        self.extra.clear();
+    }
+
     pub(crate) fn clear(&mut self) {
         self.count.clear();
         self.deadline.clear();

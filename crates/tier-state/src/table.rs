@@ -20,10 +20,12 @@
 //! reuse costs no memory.
 //!
 //! A block stays filed while any of its slots is live (resident or
-//! staged); the caller says when a slot empties
-//! ([`slot_emptied`](KeyTable::slot_emptied)), and the block goes when its
-//! last one does.
+//! staged), or is remembered by the eviction policy (ghost history is kept
+//! by slot, so a slot must keep naming its key while remembered); the tier
+//! [unfiles](KeyTable::unfile) a block once neither holds, after the
+//! policy has heard of the removals.
 
+use bitmap_core::Bitmap;
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
 
@@ -69,6 +71,8 @@ pub(crate) struct BlockAt {
 pub(crate) struct KeyTable {
     index: HashTable<u32>,
     blocks: Blocks,
+    /// Which block ids are filed (the others are free).
+    filed: Bitmap,
     /// The most recently freed block (`FREE_END` when none).
     free_head: u32,
     /// log2 of the block width.
@@ -88,6 +92,7 @@ impl KeyTable {
         KeyTable {
             index: HashTable::new(),
             blocks: Blocks::default(),
+            filed: Bitmap::new(0),
             free_head: FREE_END,
             shift: width.trailing_zeros(),
             live_keys: 0,
@@ -155,6 +160,7 @@ impl KeyTable {
             self.free_head = self.blocks.row_hi[block as usize];
             self.blocks.hash[block as usize] = hash;
             self.blocks.row_hi[block as usize] = row_hi;
+            self.filed.set(block as usize);
             BlockAt { id: block, fresh: false }
         } else {
             let block = self.blocks.len();
@@ -167,6 +173,7 @@ impl KeyTable {
             }
             self.blocks.hash.push(hash);
             self.blocks.row_hi.push(row_hi);
+            self.filed.push(true);
             BlockAt { id: block as u32, fresh: true }
         };
         vacant.insert(at.id);
@@ -196,20 +203,38 @@ impl KeyTable {
         self.live_keys += n;
     }
 
-    /// A live slot emptied; `block_empty` says whether its whole block is
-    /// empty now, which unfiles the block and frees it for reuse.
+    /// A live slot emptied: one key fewer. Its block stays filed until
+    /// [`unfile`](KeyTable::unfile).
     #[inline]
-    pub(crate) fn slot_emptied(&mut self, slot: u32, block_empty: bool) {
+    pub(crate) fn slot_emptied(&mut self) {
         self.live_keys -= 1;
-        if block_empty {
-            let block = slot >> self.shift;
-            let hash = self.blocks.table_hash(block);
-            if let Ok(entry) = self.index.find_entry(hash, |&b| b == block) {
-                entry.remove();
-            }
-            self.blocks.row_hi[block as usize] = self.free_head;
-            self.free_head = block;
+    }
+
+    /// Whether `slot`'s block is filed.
+    #[inline]
+    pub(crate) fn is_filed(&self, slot: u32) -> bool {
+        self.filed.test((slot >> self.shift) as usize)
+    }
+
+    /// The slots of `slot`'s block.
+    #[inline]
+    pub(crate) fn block_slots(&self, slot: u32) -> core::ops::Range<u32> {
+        let first = slot & !(self.width() - 1);
+        first..first + self.width()
+    }
+
+    /// Unfiles `slot`'s block (filed, its slots empty and forgotten by the
+    /// policy: the caller checked) and frees its id for reuse.
+    #[inline]
+    pub(crate) fn unfile(&mut self, slot: u32) {
+        let block = slot >> self.shift;
+        let hash = self.blocks.table_hash(block);
+        if let Ok(entry) = self.index.find_entry(hash, |&b| b == block) {
+            entry.remove();
         }
+        self.filed.clear(block as usize);
+        self.blocks.row_hi[block as usize] = self.free_head;
+        self.free_head = block;
     }
 
     /// Keys with a live slot.
@@ -218,17 +243,27 @@ impl KeyTable {
         self.live_keys
     }
 
+    /// Counts every key gone (their slots were emptied), keeping the
+    /// blocks filed until [`unfile`](KeyTable::unfile).
+    pub(crate) fn forget_keys(&mut self) {
+        self.live_keys = 0;
+    }
+
     /// Forgets every key and block, keeping the buffers.
     pub(crate) fn clear(&mut self) {
         self.index.clear();
         self.blocks.hash.clear();
         self.blocks.row_hi.clear();
+        self.filed.reset(0);
         self.free_head = FREE_END;
         self.live_keys = 0;
     }
 
     /// Heap bytes held by the index and the blocks' keys.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.index.allocation_size() + self.blocks.hash.capacity() * 8 + self.blocks.row_hi.capacity() * 4
+        self.index.allocation_size()
+            + self.blocks.hash.capacity() * 8
+            + self.blocks.row_hi.capacity() * 4
+            + self.filed.capacity_bits() / 8
     }
 }

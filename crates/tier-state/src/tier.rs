@@ -64,6 +64,8 @@ pub struct Tier {
     pub(crate) pending: Vec<(crate::request::Pos, TierKey, bool)>,
     /// Reused per call: a grid request's block per chunk.
     pub(crate) blocks: Vec<u32>,
+    /// Reused per call: slots whose ghost history the policy dropped.
+    pub(crate) forgotten: Vec<u32>,
 }
 
 /// Bytes of state per slot (arrays and bits, the block's key and its
@@ -131,6 +133,7 @@ impl Tier {
             allocated: Vec::new(),
             pending: Vec::new(),
             blocks: Vec::new(),
+            forgotten: Vec::new(),
         })
     }
 
@@ -328,13 +331,48 @@ impl Tier {
     pub(crate) fn report_created(&mut self) {
         if !self.events.is_empty() {
             self.policy.on_created(&self.events);
+            self.unfile_forgotten();
         }
     }
 
+    /// Delivers the collected events, keys removed (emptied, or left with
+    /// a staging object), to the policy, then unfiles the blocks they
+    /// emptied that the policy does not remember.
     #[inline]
     pub(crate) fn report_removed(&mut self) {
         if !self.events.is_empty() {
             self.policy.on_removed(&self.events);
+            let events = core::mem::take(&mut self.events);
+            for &slot in &events {
+                self.unfile_if_free(slot);
+            }
+            self.events = events;
+            self.unfile_forgotten();
+        }
+    }
+
+    /// Unfiles the blocks of the slots whose ghost history the policy
+    /// dropped on its own (ARC's trims), if nothing else holds them.
+    fn unfile_forgotten(&mut self) {
+        let mut forgotten = core::mem::take(&mut self.forgotten);
+        forgotten.clear();
+        self.policy.drain_released(&mut forgotten);
+        for &slot in &forgotten {
+            self.unfile_if_free(slot);
+        }
+        self.forgotten = forgotten;
+    }
+
+    /// Unfiles `slot`'s block if it is filed, every slot of it is empty,
+    /// and the policy remembers none of them (history is kept by slot: a
+    /// remembered slot must keep naming its key).
+    #[inline]
+    pub(crate) fn unfile_if_free(&mut self, slot: u32) {
+        if self.table.is_filed(slot)
+            && self.slots.is_empty_block(slot, self.table.width())
+            && !self.table.block_slots(slot).any(|s| self.policy.remembers(s))
+        {
+            self.table.unfile(slot);
         }
     }
 

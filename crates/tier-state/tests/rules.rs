@@ -341,3 +341,43 @@ fn a_tier_moves_between_threads_and_a_shared_tier_is_shared() {
     send::<Tier>();
     sync::<tier_state::SharedTier>();
 }
+
+/// A policy with ghost history (ARC's B1/B2) keeps its slots naming their
+/// keys: a key's slot is not given to another key while the policy
+/// remembers it, so the key finds its history when it comes back; once
+/// nothing remembers it, the slot's block is reused.
+#[test]
+fn slots_remembered_by_the_policy_are_not_reused_for_other_keys() {
+    for rows in [None, Some(4)] {
+        let mut config = TierConfig::new(10);
+        if let Some(rows) = rows {
+            config = config.with_rows(rows);
+        }
+        let policy = Box::new(tier_state::Arc::new());
+        let mut tier = Tier::with_parts(config, Box::new(ManualClock::new(0)), policy).unwrap();
+        let (a, c) = (TierKey::new(1, 0), TierKey::new(3, 0));
+        write(&mut tier, &[a]);
+        let slot_a = tier.slot_of(a).unwrap();
+        let mut evicted = Vec::new();
+        assert_eq!(tier.evict(1.0, &mut evicted), 1);
+        assert_eq!(evicted, [a]);
+        assert_eq!((tier.slot_of(a), tier.num_keys()), (None, 0));
+        assert!(tier.policy().remembers(slot_a), "a is a ghost in B2");
+        write(&mut tier, &[c]);
+        assert_ne!(tier.slot_of(c), Some(slot_a), "a ghost's slot is kept for its key");
+        write(&mut tier, &[a]);
+        assert_eq!(tier.slot_of(a), Some(slot_a), "the key comes back to its history");
+        // Forced deletes are not pending victims: no ghost stays, and the
+        // slots' blocks are free again.
+        let mut answer = Batch::default();
+        tier.delete(&[a, c][..], true, &mut answer).unwrap();
+        assert!(!tier.policy().remembers(slot_a));
+        assert_eq!(tier.num_keys(), 0);
+        let slots_before = tier.slot_count();
+        let slot_c = Some(tier.slot_count() as u32 - tier.block_width());
+        write(&mut tier, &[TierKey::new(9, 0)]);
+        let slot_new = tier.slot_of(TierKey::new(9, 0));
+        assert!(slot_new == Some(slot_a) || slot_new == slot_c, "a freed slot is reused");
+        assert_eq!(tier.slot_count(), slots_before);
+    }
+}
