@@ -275,7 +275,10 @@ impl PyL1Bookkeeper {
         clock: Option<PyRef<'_, PyManualClock>>,
     ) -> PyResult<PyL1Bookkeeper> {
         let capacity = capacity_arg(capacity)?;
-        let tier = build_tier(capacity, read_ttl_seconds, write_ttl_seconds, None, clock.as_deref())?;
+        // LRU, LMCache's stock policy: the books recycle a key's id once the
+        // tier lets the key go, which a policy keeping ghost history by slot
+        // (ARC) would not allow.
+        let tier = build_tier(capacity, read_ttl_seconds, write_ttl_seconds, None, clock.as_deref(), "LRU")?;
         Ok(PyL1Bookkeeper {
             books: Mutex::new(Books {
                 tier,

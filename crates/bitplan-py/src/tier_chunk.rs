@@ -12,13 +12,14 @@
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use numpy::PyArray1;
 use prefetch_policy::Grid;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyList};
 use tier_state::{Answer, Flags, GridBatch, Keys, Outcome, Tier, TierError};
 
-use crate::bits::{detach_if_large, type_name};
+use crate::bits::{detach, detach_if_large, type_name};
 use crate::errors::{IntoPyErr, OrPyErr};
 use crate::lmcache_grid::LmGrid;
 use crate::tier_common::{PyManualClock, Tags, build_tier, l1_errors};
@@ -134,6 +135,9 @@ impl Inner {
     }
 }
 
+/// Keys as numpy arrays: chunk hashes and row ids.
+type KeyArrays<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>);
+
 /// The positional fast path over one tier (see the module docs).
 #[pyclass(name = "ChunkTier", module = "bitplan.lmcache.tiers", frozen)]
 #[derive(Debug)]
@@ -234,20 +238,25 @@ pub(crate) fn capacity_arg(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
 #[pymethods]
 impl PyChunkTier {
     /// `ChunkTier(capacity, *, read_ttl_seconds=300, write_ttl_seconds=600,
-    /// rows=None, clock=None)`: a tier of `capacity` objects (resident and
-    /// staged), LMCache's lock lifetimes, row ids below `rows` if given, on
-    /// `clock` (a `ManualClock`) or the system's monotonic clock.
+    /// rows=None, clock=None, eviction_policy="LRU")`: a tier of `capacity`
+    /// objects (resident and staged), LMCache's lock lifetimes, row ids
+    /// below `rows` if given, on `clock` (a `ManualClock`) or the system's
+    /// monotonic clock, evicting with the policy LMCache's factory names.
     #[new]
-    #[pyo3(signature = (capacity, *, read_ttl_seconds = 300.0, write_ttl_seconds = 600.0, rows = None, clock = None))]
+    #[pyo3(signature = (
+        capacity, *, read_ttl_seconds = 300.0, write_ttl_seconds = 600.0, rows = None, clock = None,
+        eviction_policy = "LRU",
+    ))]
     fn new(
         capacity: &Bound<'_, PyAny>,
         read_ttl_seconds: f64,
         write_ttl_seconds: f64,
         rows: Option<u32>,
         clock: Option<PyRef<'_, PyManualClock>>,
+        eviction_policy: &str,
     ) -> PyResult<PyChunkTier> {
         let capacity = capacity_arg(capacity)?;
-        let tier = build_tier(capacity, read_ttl_seconds, write_ttl_seconds, rows, clock.as_deref())?;
+        let tier = build_tier(capacity, read_ttl_seconds, write_ttl_seconds, rows, clock.as_deref(), eviction_policy)?;
         Ok(PyChunkTier {
             inner: Mutex::new(Inner { tier, grid_answer: GridBatch::default(), cells: Vec::new() }),
             tags: Mutex::new(Tags::default()),
@@ -417,6 +426,29 @@ impl PyChunkTier {
         py.detach(|| {
             self.lock().tier.clear(force);
         });
+    }
+
+    /// One step of LMCache's L1 eviction controller: the policy's victims
+    /// at `ratio` (LMCache's rounding) among the evictable keys (resident
+    /// and not read-locked, or staged under an expired lock), deleted.
+    /// Returns the deleted keys as `(hashes, rows)`, numpy `uint64` and
+    /// `uint32` arrays in the policy's order. `ValueError` for a ratio
+    /// outside [0, 1].
+    fn evict<'py>(&self, py: Python<'py>, ratio: f64) -> PyResult<KeyArrays<'py>> {
+        if !(0.0..=1.0).contains(&ratio) {
+            return Err(PyValueError::new_err(format!("ratio must be in [0, 1], got {ratio}")));
+        }
+        let mut evicted = Vec::new();
+        detach(py, || self.lock().tier.evict(ratio, &mut evicted));
+        let hashes: Vec<u64> = evicted.iter().map(|key| key.hash).collect();
+        let rows: Vec<u32> = evicted.iter().map(|key| key.row).collect();
+        Ok((PyArray1::from_vec(py, hashes), PyArray1::from_vec(py, rows)))
+    }
+
+    /// The eviction policy's name, as LMCache's factory spells it.
+    #[getter]
+    fn eviction_policy(&self) -> &'static str {
+        self.lock().tier.policy().name()
     }
 
     /// Objects held, resident and staged (what the capacity counts).

@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError}
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyInt, PyString, PyTuple};
-use tier_state::{Clock, Lru, ManualClock, Outcome, SystemClock, Tier, TierConfig, TierError};
+use tier_state::{Clock, ManualClock, Outcome, SystemClock, Tier, TierConfig, TierError, create_policy};
 
 use crate::errors::IntoPyErr;
 
@@ -151,15 +151,18 @@ fn ttl_ms(seconds: f64, name: &str) -> PyResult<u64> {
 
 /// A tier from the constructors' arguments: LMCache's lifetimes in
 /// seconds, an optional row bound, the clock (the system's by default) and
-/// an LRU policy. `MemoryError` for an impossible capacity, before anything
-/// is allocated (tier-state checks it first).
+/// the eviction policy LMCache's factory names (`ValueError` listing the
+/// known names for another). `MemoryError` for an impossible capacity,
+/// before anything is allocated (tier-state checks it first).
 pub(crate) fn build_tier(
     capacity: usize,
     read_ttl_seconds: f64,
     write_ttl_seconds: f64,
     rows: Option<u32>,
     clock: Option<&PyManualClock>,
+    eviction_policy: &str,
 ) -> PyResult<Tier> {
+    let policy = create_policy(eviction_policy).map_err(|err| PyValueError::new_err(err.to_string()))?;
     let mut config = TierConfig::new(capacity)
         .with_ttls_ms(ttl_ms(read_ttl_seconds, "read_ttl_seconds")?, ttl_ms(write_ttl_seconds, "write_ttl_seconds")?);
     if let Some(rows) = rows {
@@ -169,5 +172,5 @@ pub(crate) fn build_tier(
         Some(manual) => Box::new(manual.clock.clone()),
         None => Box::new(SystemClock::new()),
     };
-    Tier::with_parts(config, clock, Box::new(Lru::new())).map_err(IntoPyErr::into_py_err)
+    Tier::with_parts(config, clock, policy).map_err(IntoPyErr::into_py_err)
 }

@@ -268,3 +268,27 @@ def test_one_tier_shared_between_threads():
     assert errors == []
     assert tier.unsafe_read(keys).popcount() == 0  # no read lock left
     assert tier.num_resident() == len(keys) and tier.num_objects() == len(keys)
+
+
+def test_chunk_tier_evicts_with_the_policy_lmcache_names():
+    keys = RequestKeys(np.array([1, 2], dtype=np.uint64), [0, 1])
+    for name in ["LRU", "IsolatedLRU", "S3FIFO", "ARC", "noop"]:
+        assert ChunkTier(10, rows=2, eviction_policy=name).eviction_policy == name
+    with pytest.raises(ValueError, match="known: LRU, IsolatedLRU, S3FIFO, ARC, noop"):
+        ChunkTier(10, eviction_policy="lru")
+    tier = ChunkTier(10, rows=2)
+    assert tier.eviction_policy == "LRU"
+    tier.reserve_write(keys, False, "w")
+    tier.finish_write(keys, "w")
+    # LMCache's LRU walks a created batch in reverse: the request's first
+    # cell ends as the most recent, the last as the oldest.
+    locked = tier.reserve_read(keys, 1, cells=Bitmap2D([Bitmap(2, [1]), Bitmap(2)]))
+    assert locked.popcount() == 1
+    hashes, rows = tier.evict(1.0)  # int(4 x 1.0) = 4, the read-locked (2, 0) stays
+    assert hashes.dtype == np.uint64 and rows.dtype == np.uint32
+    assert list(zip(hashes.tolist(), rows.tolist())) == [(2, 1), (1, 1), (1, 0)]
+    assert len(tier) == 1
+    for ratio in [-0.1, 1.5, float("nan")]:
+        with pytest.raises(ValueError, match="ratio must be in"):
+            tier.evict(ratio)
+    assert len(tier) == 1
