@@ -126,6 +126,12 @@ mod slots;
 mod table;
 mod tier;
 
+/// The bitmap crate whose `Bitmap` this crate's API takes and gives
+/// (state bitmaps, flags), re-exported so that callers name the same version.
+pub use bitmap_core;
+/// The planning crate whose `Grid` this crate's grid requests answer in.
+pub use prefetch_policy;
+
 pub use answer::{Answer, Batch, GridBatch, NO_SLOT};
 pub use arc::{Arc, ArcState};
 pub use chunk_lru::ChunkLru;
