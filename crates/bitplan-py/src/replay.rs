@@ -97,10 +97,15 @@ pub(crate) fn replay<'py>(
                 capacity: blocks(&spec, block_tokens, kv_bytes_per_token)?,
                 weight: spec.weight.unwrap_or(1.0),
                 bandwidth: spec.bandwidth,
+                trigger: None,
             })
         })
         .collect::<PyResult<Vec<_>>>()?;
-    let config = ReplayConfig { l1, adapters, policy: policy.to_owned(), eviction, kv_bytes_per_token };
+    let mut config = ReplayConfig::new(l1, &[]);
+    config.adapters = adapters;
+    config.policy = policy.to_owned();
+    config.eviction = eviction;
+    config.kv_bytes_per_token = kv_bytes_per_token;
     let cells = windows.map(|windows| CellModel { windows, ranks });
     let source = trace_source(trace, block_tokens)?;
     let report = crate::bits::detach(py, move || -> Result<String, String> {

@@ -110,11 +110,14 @@ impl ReplayOptions {
                     capacity: None,
                     weight: spec.weight.unwrap_or(1.0),
                     bandwidth: spec.bandwidth,
+                    trigger: None,
                 })
                 .collect(),
             policy: self.policy.clone(),
             eviction: self.eviction,
             kv_bytes_per_token: self.kv_bytes_per_token,
+            l1_trigger: None,
+            evict_interval_ms: kv_replay::DEFAULT_EVICT_INTERVAL_MS,
         };
         Ok(sweep::combinations(&base, &l1, &l2))
     }
