@@ -223,6 +223,13 @@ pub(crate) enum EvictionArg {
     Fifo,
     /// Least frequently used (ties: least recently touched)
     Lfu,
+    /// LMCache's S3-FIFO (small, main and ghost queues)
+    #[value(name = "s3fifo")]
+    S3Fifo,
+    /// LMCache's ARC (T1, T2, ghosts, adaptive target)
+    Arc,
+    /// LMCache's noop: never evicts; a full tier drops new blocks
+    Noop,
 }
 
 impl From<EvictionArg> for Eviction {
@@ -231,6 +238,9 @@ impl From<EvictionArg> for Eviction {
             EvictionArg::Lru => Eviction::Lru,
             EvictionArg::Fifo => Eviction::Fifo,
             EvictionArg::Lfu => Eviction::Lfu,
+            EvictionArg::S3Fifo => Eviction::S3Fifo,
+            EvictionArg::Arc => Eviction::Arc,
+            EvictionArg::Noop => Eviction::Noop,
         }
     }
 }
@@ -255,9 +265,24 @@ pub(crate) struct ReplayArgs {
     /// The prefetch policy: default, balanced, retain, or any registered one
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub(crate) policy: String,
-    /// How every tier evicts
-    #[arg(long, value_enum, default_value_t = EvictionArg::Lru)]
-    pub(crate) eviction: EvictionArg,
+    /// How every tier evicts; several, comma-separated, make a sweep (one line each on --chart)
+    #[arg(long, value_enum, value_name = "POLICY", value_delimiter = ',', default_value = "lru")]
+    pub(crate) eviction: Vec<EvictionArg>,
+    /// LMCache's trigger for L1: evict when usage >= F at a check (0.8 is LMCache's); F,F,... sweep
+    #[arg(long, value_name = "F", value_delimiter = ',', allow_negative_numbers = true)]
+    pub(crate) l1_watermark: Vec<f64>,
+    /// With --l1-watermark: the share of L1's tracked keys a check evicts (default 0.2); F,F,... sweep
+    #[arg(long, value_name = "F", value_delimiter = ',', allow_negative_numbers = true)]
+    pub(crate) evict_ratio: Vec<f64>,
+    /// LMCache's trigger for the adapters: one watermark for all, or one per --l2 in order
+    #[arg(long, value_name = "F", value_delimiter = ',', allow_negative_numbers = true)]
+    pub(crate) l2_watermark: Vec<f64>,
+    /// With --l2-watermark: the adapters' eviction ratios, one for all or one each (default 0.2)
+    #[arg(long, value_name = "F", value_delimiter = ',', allow_negative_numbers = true)]
+    pub(crate) l2_evict_ratio: Vec<f64>,
+    /// The checks' interval in the trace's milliseconds (LMCache's controllers: 1000)
+    #[arg(long, value_name = "N")]
+    pub(crate) evict_interval_ms: Option<u64>,
     /// Tokens a block (Mooncake's traces: 512)
     #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) block_tokens: u64,
@@ -334,7 +359,12 @@ fn replay(args: ReplayArgs) -> Result<(), CliError> {
     let mut options = ReplayOptions::new(args.l1, args.l2);
     options.cells = cells;
     options.policy = args.policy;
-    options.eviction = args.eviction.into();
+    options.eviction.evictions = args.eviction.into_iter().map(Eviction::from).collect();
+    options.eviction.l1_watermarks = args.l1_watermark;
+    options.eviction.evict_ratios = args.evict_ratio;
+    options.eviction.l2_watermarks = args.l2_watermark;
+    options.eviction.l2_evict_ratios = args.l2_evict_ratio;
+    options.eviction.evict_interval_ms = args.evict_interval_ms;
     options.block_tokens = args.block_tokens;
     options.kv_bytes_per_token = args.kv_bytes_per_token;
     options.bench_runs = args.bench.map(|runs| runs as usize);
