@@ -103,6 +103,8 @@ pub struct PolicyTier {
     victims: Vec<u32>,
     /// One batch of keys for the policy, reused.
     batch: Vec<u32>,
+    /// The ghost slots the policy released, emptied at each eviction.
+    released: Vec<u32>,
 }
 
 impl PolicyTier {
@@ -110,14 +112,15 @@ impl PolicyTier {
     /// `eviction`'s policy, at strict capacity (`trigger` `None`) or under
     /// `trigger`, reserved for keys `0..reserve`.
     pub fn new(capacity: Option<usize>, eviction: Eviction, trigger: Option<Trigger>, reserve: usize) -> PolicyTier {
-        let mut policy = new_policy(eviction);
-        if let Some(last) = reserve.checked_sub(1) {
-            // Grows the policy's arrays to every slot once, so that the
-            // replay allocates nothing per request: a key created and
-            // removed at once, with no victim selection between, leaves
-            // nothing behind (ARC: a removal that was not pending leaves no
-            // ghost; its capacity becomes 1, which the first request
-            // reaches anyway).
+        // An unbounded tier is never full and never reaches a watermark, so
+        // no one ever asks its policy for a victim: it keeps none (the
+        // replay's results are the same, and the events cost nothing).
+        let mut policy = if capacity.is_some() { new_policy(eviction) } else { Box::new(NoEviction) };
+        policy.reserve_slots(reserve);
+        if let (Some(last), Eviction::Lru) = (reserve.checked_sub(1), eviction) {
+            // `Lru` keeps the trait's default `reserve_slots` (it grows on
+            // demand): a key created and removed at once grows it too, and
+            // leaves nothing behind.
             let last = last as u32;
             policy.on_created(&[last]);
             policy.on_removed(&[last]);
@@ -132,6 +135,7 @@ impl PolicyTier {
             counts: PolicyCounts::default(),
             victims: Vec::new(),
             batch: Vec::new(),
+            released: Vec::new(),
         }
     }
 
@@ -150,7 +154,7 @@ impl PolicyTier {
         self.trigger
     }
 
-    /// The policy.
+    /// The policy (`noop` for an unbounded tier: see [`new`](PolicyTier::new)).
     pub fn policy(&self) -> &dyn EvictionPolicy {
         self.policy.as_ref()
     }
@@ -179,7 +183,8 @@ impl PolicyTier {
     /// The heap bytes held: a byte a key for residence, the policy's own
     /// arrays, the reused buffers.
     pub fn memory_bytes(&self) -> usize {
-        self.resident.capacity() + self.policy.memory_bytes() + (self.victims.capacity() + self.batch.capacity()) * 4
+        let buffers = self.victims.capacity() + self.batch.capacity() + self.released.capacity();
+        self.resident.capacity() + self.policy.memory_bytes() + buffers * 4
     }
 
     fn has_room(&self) -> bool {
@@ -208,6 +213,12 @@ impl PolicyTier {
         self.len -= self.victims.len();
         self.counts.evictions += self.victims.len() as u64;
         self.policy.on_removed(&self.victims);
+        // ARC logs the ghosts it trims, for a caller that recycles slots;
+        // the replay's slots are its keys for good, so it only empties the
+        // log (which would otherwise grow to a slot each).
+        self.released.clear();
+        self.policy.drain_released(&mut self.released);
+        self.released.clear();
     }
 
     /// Strict capacity: a touch of `key`, as a strict tier's (see the
