@@ -84,6 +84,13 @@ impl EvictionPolicy for ListPolicy {
         self.order = Tier::new(None, self.order.eviction());
     }
 
+    fn reserve_slots(&mut self, slots: usize) {
+        if self.order.is_empty() {
+            // A node for every slot: the tier may track them all.
+            self.order = Tier::with_reserve(None, self.order.eviction(), slots);
+        }
+    }
+
     fn memory_bytes(&self) -> usize {
         self.order.memory_bytes()
     }
