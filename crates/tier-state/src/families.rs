@@ -69,6 +69,9 @@ pub(crate) struct Families {
     namespaces: Vec<Namespace>,
     /// Scratch for one selection: the families visited.
     visited: FxHashSet<u32>,
+    /// The last coordinate looked up and its id: a store batch is one
+    /// (rank, group) row, so consecutive keys share it.
+    last: Option<((u32, u32, u32), u32)>,
 }
 
 impl Families {
@@ -86,7 +89,13 @@ impl Families {
     /// LMCache's `observe` of one created key.
     fn observe(&mut self, meta: &KeyMeta) -> u32 {
         let key = (meta.namespace, meta.kv_rank, meta.group);
+        if let Some((last, id)) = self.last
+            && last == key
+        {
+            return id;
+        }
         if let Some(&id) = self.coord_ids.get(&key) {
+            self.last = Some((key, id));
             return id;
         }
         let id = self.coords.len() as u32;
@@ -97,6 +106,7 @@ impl Families {
             self.namespaces.resize_with(ns + 1, Namespace::default);
         }
         self.namespaces[ns].observe(meta.kv_rank, meta.group);
+        self.last = Some((key, id));
         id
     }
 
@@ -218,8 +228,17 @@ impl Families {
         }
     }
 
+    /// Forgets everything, keeping the arrays' capacity.
     pub(crate) fn clear(&mut self) {
-        *self = Families::default();
+        self.family.clear();
+        self.coord.clear();
+        self.member_next.clear();
+        self.heads.clear();
+        self.coords.clear();
+        self.coord_ids.clear();
+        self.namespaces.clear();
+        self.visited.clear();
+        self.last = None;
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {
