@@ -39,14 +39,21 @@ pub(crate) struct Links {
 /// Grows `v` to `need` entries of `fill`, by at least an eighth of its length
 /// at a time: amortized O(1) a slot, while capacity stays within 12.5 % of
 /// the largest slot seen (the per-key memory bound holds with growth slack).
+#[inline]
 pub(crate) fn grow<T: Copy>(v: &mut Vec<T>, need: usize, fill: T) {
     if v.len() < need {
-        if v.capacity() < need {
-            let want = need.max(v.len() + v.len() / 8);
-            v.reserve_exact(want - v.len());
-        }
-        v.resize(need, fill);
+        grow_slow(v, need, fill);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn grow_slow<T: Copy>(v: &mut Vec<T>, need: usize, fill: T) {
+    if v.capacity() < need {
+        let want = need.max(v.len() + v.len() / 8);
+        v.reserve_exact(want - v.len());
+    }
+    v.resize(need, fill);
 }
 
 impl Links {
