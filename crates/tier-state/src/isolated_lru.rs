@@ -169,7 +169,12 @@ impl EvictionPolicy for IsolatedLru {
     }
 
     fn clear(&mut self) {
-        *self = IsolatedLru::default();
+        self.links.clear();
+        self.salt.clear();
+        self.buckets.clear();
+        self.clock = 0;
+        self.tracked = 0;
+        self.families.clear();
     }
 
     fn memory_bytes(&self) -> usize {

@@ -60,6 +60,26 @@ impl Lru {
         out
     }
 
+    /// The oldest slot, or `None` when empty (for policies built on this
+    /// order, such as [`ChunkLru`](crate::ChunkLru)).
+    #[inline]
+    pub(crate) fn oldest(&self) -> Option<u32> {
+        (self.head != NIL).then_some(self.head)
+    }
+
+    /// The slot after tracked `slot`, toward the most recent.
+    #[inline]
+    pub(crate) fn newer(&self, slot: u32) -> Option<u32> {
+        let next = self.next[slot as usize];
+        (next != NIL).then_some(next)
+    }
+
+    /// Room for slots `0..slots` without further growth.
+    pub(crate) fn reserve(&mut self, slots: usize) {
+        self.prev.reserve_exact(slots.saturating_sub(self.prev.len()));
+        self.next.reserve_exact(slots.saturating_sub(self.next.len()));
+    }
+
     #[inline]
     fn grow_to(&mut self, slot: u32) {
         let need = slot as usize + 1;
