@@ -82,6 +82,12 @@ Model, per request k0..k(n-1) (docs/REPLAY.md has it exactly): look up each key 
 plans the keys not in L1 over the adapters; the hit h is the longest prefix in L1 or planned (later loads are trimmed);
 L1 touches k0..k(n-1) in order, evicting when full; each adapter touches the keys it served and every key from h on.
 
+Eviction: --eviction lru|fifo|lfu|s3fifo|arc|noop (several, comma-separated, sweep). --l1-watermark F replays LMCache's
+trigger instead of strict capacity: a check every --evict-interval-ms (1000) of the trace's timestamps evicts
+--evict-ratio (0.2) of the policy's keys when resident/capacity >= F; a write that finds the tier full drops the keys
+that do not fit. --l2-watermark/--l2-evict-ratio do the same for the adapters (one value for all, or one each).
+A watermark or ratio outside [0, 1] is exit status 2. docs/REPLAY.md has the model.
+
 Hybrid models: --windows W,... (one per layer group; with --groups G and one window, G groups of it) and --ranks R
 make each chunk G*R cells, cached and evicted on their own: the hit is fold_unfold_grouped over the cells found, the
 loads follow the grid plan, and tiers keep only the cells the retain mask needs plus the computed ones. Capacities
