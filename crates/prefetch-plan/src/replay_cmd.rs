@@ -659,6 +659,38 @@ mod tests {
     }
 
     #[test]
+    fn tables_show_the_trigger() {
+        let trace: String =
+            (0..40).map(|t| format!("{{\"timestamp\": {}, \"keys\": [{}, {}]}}\n", t * 300, t % 5, 100 + t)).collect();
+        let mut single = options("10", &[]);
+        single.eviction.evictions = vec![kv_replay::Eviction::Arc];
+        single.eviction.l1_watermarks = vec![0.5];
+        let outcome = run(trace.as_bytes(), &single).unwrap();
+        let mut table = Vec::new();
+        outcome.write_table(&mut table).unwrap();
+        let table = String::from_utf8(table).unwrap();
+        assert!(table.contains("arc eviction"), "{table}");
+        assert!(
+            table.contains("L1 under LMCache's trigger (watermark 0.5, ratio 0.2, a check every 1000 ms)"),
+            "{table}"
+        );
+        let mut sweep = single.clone();
+        sweep.l1 = "5,10".parse().unwrap();
+        sweep.eviction.evictions = vec![kv_replay::Eviction::Lru, kv_replay::Eviction::S3Fifo];
+        let outcome = run(trace.as_bytes(), &sweep).unwrap();
+        let mut table = Vec::new();
+        outcome.write_table(&mut table).unwrap();
+        let table = String::from_utf8(table).unwrap();
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 5, "{table}");
+        assert!(
+            lines[0].contains("eviction") && lines[0].contains("checks") && lines[0].contains("dropped"),
+            "{table}"
+        );
+        assert!(lines[4].trim_start().starts_with("s3fifo") && lines[4].contains("0.5"), "{table}");
+    }
+
+    #[test]
     fn bench_times_a_hybrid_replay() {
         let trace = "{\"keys\": [1, 2]}\n{\"keys\": [1, 2, 3]}\n{\"keys\": [1, 2, 3]}\n";
         let mut bench = options("1,10", &["inf"]);
