@@ -1,8 +1,9 @@
-//! [`Links`]: doubly linked lists threaded through two arrays indexed by
-//! slot, shared by the policies that keep several orders over one set of
-//! slots (S3-FIFO's small and main queues, ARC's four lists, one LRU order
-//! per salt). A slot is on at most one list at a time; which one is the
-//! policy's business (each keeps its own tag per slot).
+//! [`Links`]: doubly linked lists threaded through one array of nodes
+//! indexed by slot, shared by the policies that keep several orders over one
+//! set of slots (S3-FIFO's small and main queues, ARC's four lists, one LRU
+//! order per salt). A slot is on at most one list at a time. Each node also
+//! holds the policy's tag for the slot (which list, flags, a salt), so an
+//! event on a cold slot touches one 12-byte record, not three arrays.
 
 /// The end of a list.
 pub(crate) const NIL: u32 = u32::MAX;
@@ -29,11 +30,21 @@ impl Default for List {
     }
 }
 
-/// The `prev`/`next` arrays (slots up to `u32::MAX - 3`).
+/// A slot's links and its policy's tag.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    prev: u32,
+    next: u32,
+    tag: u32,
+}
+
+/// A slot no policy has touched: on no list, tag 0.
+const UNUSED: Node = Node { prev: OFF, next: NIL, tag: 0 };
+
+/// The nodes (slots up to `u32::MAX - 3`).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Links {
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    nodes: Vec<Node>,
 }
 
 /// Grows `v` to `need` entries of `fill`, by at least an eighth of its length
@@ -56,46 +67,60 @@ fn grow_slow<T: Copy>(v: &mut Vec<T>, need: usize, fill: T) {
     v.resize(need, fill);
 }
 
+/// Grows `v` to exactly `slots` entries of `fill` (nothing if it has them):
+/// what `reserve_slots` does, so later events never grow.
+pub(crate) fn grow_exact<T: Copy>(v: &mut Vec<T>, slots: usize, fill: T) {
+    if v.len() < slots {
+        v.reserve_exact(slots - v.len());
+        v.resize(slots, fill);
+    }
+}
+
 impl Links {
     /// Makes room for `slot`.
     #[inline]
     pub(crate) fn grow_to(&mut self, slot: u32) {
-        let need = slot as usize + 1;
-        if self.prev.len() < need {
-            self.grow_slow(need);
-        }
+        grow(&mut self.nodes, slot as usize + 1, UNUSED);
     }
 
-    #[cold]
-    #[inline(never)]
-    fn grow_slow(&mut self, need: usize) {
-        grow(&mut self.prev, need, OFF);
-        grow(&mut self.next, need, NIL);
-    }
-
-    /// Room for slots `0..slots` without further growth.
+    /// Slots `0..slots` allocated and initialised: later events never grow.
     pub(crate) fn reserve(&mut self, slots: usize) {
-        if self.prev.capacity() < slots {
-            self.prev.reserve_exact(slots - self.prev.len());
-            self.next.reserve_exact(slots - self.next.len());
-        }
+        grow_exact(&mut self.nodes, slots, UNUSED);
+    }
+
+    /// How many slots have nodes.
+    pub(crate) fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// `slot`'s tag (0 for a slot past the end).
+    #[inline]
+    pub(crate) fn tag(&self, slot: u32) -> u32 {
+        self.nodes.get(slot as usize).map_or(0, |node| node.tag)
+    }
+
+    /// `slot`'s tag, to change (the slot must have a node).
+    #[inline]
+    pub(crate) fn tag_mut(&mut self, slot: u32) -> &mut u32 {
+        &mut self.nodes[slot as usize].tag
     }
 
     /// The slot after `slot` on its list (toward the newest), or [`NIL`].
     #[inline]
     pub(crate) fn next(&self, slot: u32) -> u32 {
-        self.next[slot as usize]
+        self.nodes[slot as usize].next
     }
 
     /// Appends `slot` (on no list) at `list`'s newest end.
     #[inline]
     pub(crate) fn push_back(&mut self, list: &mut List, slot: u32) {
-        self.prev[slot as usize] = list.tail;
-        self.next[slot as usize] = NIL;
+        let node = &mut self.nodes[slot as usize];
+        node.prev = list.tail;
+        node.next = NIL;
         if list.tail == NIL {
             list.head = slot;
         } else {
-            self.next[list.tail as usize] = slot;
+            self.nodes[list.tail as usize].next = slot;
         }
         list.tail = slot;
         list.len += 1;
@@ -104,18 +129,19 @@ impl Links {
     /// Takes `slot` off `list`.
     #[inline]
     pub(crate) fn unlink(&mut self, list: &mut List, slot: u32) {
-        let (p, n) = (self.prev[slot as usize], self.next[slot as usize]);
+        let node = &mut self.nodes[slot as usize];
+        let (p, n) = (node.prev, node.next);
+        node.prev = OFF;
         if p == NIL {
             list.head = n;
         } else {
-            self.next[p as usize] = n;
+            self.nodes[p as usize].next = n;
         }
         if n == NIL {
             list.tail = p;
         } else {
-            self.prev[n as usize] = p;
+            self.nodes[n as usize].prev = p;
         }
-        self.prev[slot as usize] = OFF;
         list.len -= 1;
     }
 
@@ -150,12 +176,12 @@ impl Links {
         out
     }
 
+    /// Forgets every slot, keeping the capacity.
     pub(crate) fn clear(&mut self) {
-        self.prev.clear();
-        self.next.clear();
+        self.nodes.clear();
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {
-        (self.prev.capacity() + self.next.capacity()) * 4
+        self.nodes.capacity() * core::mem::size_of::<Node>()
     }
 }

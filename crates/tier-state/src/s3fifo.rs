@@ -1,17 +1,17 @@
 //! [`S3Fifo`]: LMCache's S3-FIFO policy (`eviction_policy/s3fifo.py`, read
 //! at 604f3ae3) over slots: a small and a main FIFO threaded through shared
-//! link arrays, and the ghost set as a tag per slot.
+//! link nodes, and the ghost set as the nodes' tag.
 
-use crate::links::{Links, List, grow};
+use crate::links::{Links, List};
 use crate::policy::{Eligible, EvictionPolicy, target_count};
 
 /// A slot on no list and not a ghost.
-const NONE: u8 = 0;
-const SMALL: u8 = 1;
-const MAIN: u8 = 2;
-const GHOST: u8 = 3;
+const NONE: u32 = 0;
+const SMALL: u32 = 1;
+const MAIN: u32 = 2;
+const GHOST: u32 = 3;
 
-/// LMCache's S3-FIFO, 9 bytes a slot:
+/// LMCache's S3-FIFO, 12 bytes a slot (ghosts included):
 ///
 /// - *created*, in batch order: a slot in small or main is left alone; a
 ///   ghost goes to the end of main and stops being a ghost; any other slot
@@ -41,7 +41,6 @@ const GHOST: u8 = 3;
 #[derive(Clone, Debug, Default)]
 pub struct S3Fifo {
     links: Links,
-    tag: Vec<u8>,
     small: List,
     main: List,
     ghosts: usize,
@@ -77,18 +76,12 @@ impl S3Fifo {
 
     /// The ghost set, ascending (allocates: for tests).
     pub fn ghosts(&self) -> Vec<u32> {
-        (0..self.tag.len() as u32).filter(|&slot| self.tag[slot as usize] == GHOST).collect()
+        (0..self.links.len() as u32).filter(|&slot| self.links.tag(slot) == GHOST).collect()
     }
 
     #[inline]
-    fn tag_of(&self, slot: u32) -> u8 {
-        self.tag.get(slot as usize).copied().unwrap_or(NONE)
-    }
-
-    #[inline]
-    fn grow_to(&mut self, slot: u32) {
-        self.links.grow_to(slot);
-        grow(&mut self.tag, slot as usize + 1, NONE);
+    fn tag_of(&self, slot: u32) -> u32 {
+        self.links.tag(slot)
     }
 
     /// Moves the first eligible slots of `list` (up to `target` victims in
@@ -107,7 +100,7 @@ impl S3Fifo {
             if eligible.test(at) {
                 let list = if from_main { &mut self.main } else { &mut self.small };
                 self.links.unlink(list, at);
-                self.tag[at as usize] = GHOST;
+                *self.links.tag_mut(at) = GHOST;
                 self.ghosts += 1;
                 out.push(at);
                 *taken += 1;
@@ -124,24 +117,24 @@ impl EvictionPolicy for S3Fifo {
 
     fn on_created(&mut self, slots: &[u32]) {
         for &slot in slots {
-            self.grow_to(slot);
-            match self.tag[slot as usize] {
+            self.links.grow_to(slot);
+            match self.links.tag(slot) {
                 SMALL | MAIN => continue,
                 GHOST => {
                     self.ghosts -= 1;
                     self.links.push_back(&mut self.main, slot);
-                    self.tag[slot as usize] = MAIN;
+                    *self.links.tag_mut(slot) = MAIN;
                 }
                 _ => {
                     self.links.push_back(&mut self.small, slot);
-                    self.tag[slot as usize] = SMALL;
+                    *self.links.tag_mut(slot) = SMALL;
                 }
             }
         }
         if let Some(max) = self.small_max_size {
             while self.small.len > max {
                 let Some(slot) = self.links.pop_front(&mut self.small) else { break };
-                self.tag[slot as usize] = GHOST;
+                *self.links.tag_mut(slot) = GHOST;
                 self.ghosts += 1;
             }
         }
@@ -153,7 +146,7 @@ impl EvictionPolicy for S3Fifo {
                 SMALL => {
                     self.links.unlink(&mut self.small, slot);
                     self.links.push_back(&mut self.main, slot);
-                    self.tag[slot as usize] = MAIN;
+                    *self.links.tag_mut(slot) = MAIN;
                 }
                 MAIN => self.links.move_to_back(&mut self.main, slot),
                 _ => {}
@@ -169,7 +162,7 @@ impl EvictionPolicy for S3Fifo {
                 GHOST => self.ghosts -= 1,
                 _ => continue,
             }
-            self.tag[slot as usize] = NONE;
+            *self.links.tag_mut(slot) = NONE;
         }
     }
 
@@ -190,14 +183,13 @@ impl EvictionPolicy for S3Fifo {
 
     fn clear(&mut self) {
         self.links.clear();
-        self.tag.clear();
         self.small = List::EMPTY;
         self.main = List::EMPTY;
         self.ghosts = 0;
     }
 
     fn memory_bytes(&self) -> usize {
-        self.links.memory_bytes() + self.tag.capacity()
+        self.links.memory_bytes()
     }
 
     fn remembers(&self, slot: u32) -> bool {
@@ -206,6 +198,5 @@ impl EvictionPolicy for S3Fifo {
 
     fn reserve_slots(&mut self, slots: usize) {
         self.links.reserve(slots);
-        self.tag.reserve_exact(slots.saturating_sub(self.tag.len()));
     }
 }
