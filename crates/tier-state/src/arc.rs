@@ -1,24 +1,24 @@
 //! [`Arc`]: LMCache's Adaptive Replacement Cache policy
 //! (`eviction_policy/arc.py`, read at 58b31084) over slots: T1, T2, B1 and
-//! B2 threaded through shared link nodes, whose tag holds the list, the
-//! pending-victim mark and the release-log mark.
+//! B2 threaded through shared link arrays, with a tag byte per slot for the
+//! list, the pending-victim mark and the release-log mark.
 
-use crate::links::{Links, List, NIL};
+use crate::links::{Links, List, NIL, grow, grow_exact};
 use crate::policy::{Eligible, EvictionPolicy, target_count};
 
 /// Which list a slot is on (the tag's low bits).
-const NONE: u32 = 0;
-const T1: u32 = 1;
-const T2: u32 = 2;
-const B1: u32 = 3;
-const B2: u32 = 4;
-const LIST: u32 = 0b111;
+const NONE: u8 = 0;
+const T1: u8 = 1;
+const T2: u8 = 2;
+const B1: u8 = 3;
+const B2: u8 = 4;
+const LIST: u8 = 0b111;
 /// Returned as a victim and not yet removed (LMCache's `_pending_evictions`).
-const PENDING: u32 = 0b1000;
+const PENDING: u8 = 0b1000;
 /// In the release log (so it is logged once).
-const LOGGED: u32 = 0b1_0000;
+const LOGGED: u8 = 0b1_0000;
 
-/// LMCache's ARC, 12 bytes a slot (ghosts included):
+/// LMCache's ARC, 9 bytes a slot (ghosts included):
 ///
 /// - the capacity is the largest resident count (`|T1| + |T2|`) seen;
 /// - *created*, batch in reverse: T1 → end of T2; T2 → end of T2; B1 → T2,
@@ -53,6 +53,7 @@ const LOGGED: u32 = 0b1_0000;
 #[derive(Clone, Debug, Default)]
 pub struct Arc {
     links: Links,
+    tag: Vec<u8>,
     t1: List,
     t2: List,
     b1: List,
@@ -104,18 +105,18 @@ impl Arc {
     }
 
     #[inline]
-    fn tag_of(&self, slot: u32) -> u32 {
-        self.links.tag(slot)
+    fn tag_of(&self, slot: u32) -> u8 {
+        self.tag.get(slot as usize).copied().unwrap_or(NONE)
     }
 
     #[inline]
-    fn list_of(&self, slot: u32) -> u32 {
+    fn list_of(&self, slot: u32) -> u8 {
         self.tag_of(slot) & LIST
     }
 
     #[inline]
-    fn set_list(&mut self, slot: u32, list: u32) {
-        let tag = self.links.tag_mut(slot);
+    fn set_list(&mut self, slot: u32, list: u8) {
+        let tag = &mut self.tag[slot as usize];
         *tag = (*tag & !LIST) | list;
     }
 
@@ -126,7 +127,7 @@ impl Arc {
 
     /// Takes `slot` off whichever list holds it.
     #[inline]
-    fn unlink(&mut self, slot: u32, list: u32) {
+    fn unlink(&mut self, slot: u32, list: u8) {
         let list = match list {
             T1 => &mut self.t1,
             T2 => &mut self.t2,
@@ -140,7 +141,7 @@ impl Arc {
     /// Forgets a ghost the trims dropped, logging it for
     /// [`drain_released`](EvictionPolicy::drain_released) once.
     fn release(&mut self, slot: u32) {
-        let tag = self.links.tag_mut(slot);
+        let tag = &mut self.tag[slot as usize];
         let logged = *tag & LOGGED != 0;
         *tag = LOGGED;
         if !logged {
@@ -167,7 +168,7 @@ impl Arc {
     /// Moves a resident slot to the end of T2 (a T1 promotion or a T2
     /// refresh).
     #[inline]
-    fn promote(&mut self, slot: u32, list: u32) {
+    fn promote(&mut self, slot: u32, list: u8) {
         if list == T1 {
             self.links.unlink(&mut self.t1, slot);
             self.links.push_back(&mut self.t2, slot);
@@ -205,7 +206,8 @@ impl EvictionPolicy for Arc {
     fn on_created(&mut self, slots: &[u32]) {
         for &slot in slots.iter().rev() {
             self.links.grow_to(slot);
-            *self.links.tag_mut(slot) &= !PENDING;
+            grow(&mut self.tag, slot as usize + 1, NONE);
+            self.tag[slot as usize] &= !PENDING;
             match self.list_of(slot) {
                 list @ (T1 | T2) => self.promote(slot, list),
                 B1 => {
@@ -257,10 +259,10 @@ impl EvictionPolicy for Arc {
                 };
                 self.links.unlink(from, slot);
                 self.links.push_back(to, slot);
-                *self.links.tag_mut(slot) = (tag & LOGGED) | ghost;
+                self.tag[slot as usize] = (tag & LOGGED) | ghost;
             } else if list != NONE {
                 self.unlink(slot, list);
-                *self.links.tag_mut(slot) = tag & LOGGED;
+                self.tag[slot as usize] = tag & LOGGED;
             }
         }
         self.trim_ghosts();
@@ -305,7 +307,7 @@ impl EvictionPolicy for Arc {
             out.push(slot);
         }
         for &slot in &out[start..] {
-            *self.links.tag_mut(slot) |= PENDING;
+            self.tag[slot as usize] |= PENDING;
         }
     }
 
@@ -319,6 +321,7 @@ impl EvictionPolicy for Arc {
 
     fn clear(&mut self) {
         self.links.clear();
+        self.tag.clear();
         self.t1 = List::EMPTY;
         self.t2 = List::EMPTY;
         self.b1 = List::EMPTY;
@@ -329,7 +332,7 @@ impl EvictionPolicy for Arc {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.links.memory_bytes() + self.released.capacity() * 4
+        self.links.memory_bytes() + self.tag.capacity() + self.released.capacity() * 4
     }
 
     fn remembers(&self, slot: u32) -> bool {
@@ -338,7 +341,7 @@ impl EvictionPolicy for Arc {
 
     fn drain_released(&mut self, out: &mut Vec<u32>) {
         for slot in self.released.drain(..) {
-            let tag = self.links.tag_mut(slot);
+            let tag = &mut self.tag[slot as usize];
             *tag &= !LOGGED;
             // Re-created on the same slot since: not free after all.
             if *tag & LIST == NONE {
@@ -349,5 +352,6 @@ impl EvictionPolicy for Arc {
 
     fn reserve_slots(&mut self, slots: usize) {
         self.links.reserve(slots);
+        grow_exact(&mut self.tag, slots, NONE);
     }
 }

@@ -1,14 +1,13 @@
 //! [`IsolatedLru`]: LMCache's per-`cache_salt` LRU
 //! (`eviction_policy/isolated_lru.py`, with `_selection.py`'s chunk-coherent
-//! victims at d18cdadc): one LRU order per salt over shared link nodes,
-//! whose tag is the slot's salt + 1 (0: untracked).
+//! victims at d18cdadc): one LRU order per salt over shared link arrays.
 
 use crate::families::Families;
-use crate::links::{Links, List, NIL};
+use crate::links::{Links, List, NIL, grow, grow_exact};
 use crate::meta::KeyMeta;
 use crate::policy::{Eligible, EvictionPolicy, target_count};
 
-/// What [`IsolatedLru::salt_of`] answers for an untracked slot.
+/// `salt` of an untracked slot.
 const UNTRACKED: u32 = u32::MAX;
 
 /// One salt's order, and when it last became non-empty (LMCache drops an
@@ -42,6 +41,7 @@ struct Bucket {
 #[derive(Clone, Debug, Default)]
 pub struct IsolatedLru {
     links: Links,
+    salt: Vec<u32>,
     buckets: Vec<Bucket>,
     /// Buckets made non-empty so far (orders `salts()`).
     clock: u64,
@@ -75,15 +75,15 @@ impl IsolatedLru {
 
     #[inline]
     fn salt_of(&self, slot: u32) -> u32 {
-        // Tag 0 (untracked) wraps to UNTRACKED.
-        self.links.tag(slot).wrapping_sub(1)
+        self.salt.get(slot as usize).copied().unwrap_or(UNTRACKED)
     }
 
     #[inline]
     fn create(&mut self, slot: u32, salt: u32) {
         assert!(salt < UNTRACKED, "salt ids are below u32::MAX");
         self.links.grow_to(slot);
-        let tracked_in = self.salt_of(slot);
+        grow(&mut self.salt, slot as usize + 1, UNTRACKED);
+        let tracked_in = self.salt[slot as usize];
         if tracked_in != UNTRACKED {
             let order = &mut self.buckets[tracked_in as usize].order;
             self.links.move_to_back(order, slot);
@@ -98,7 +98,7 @@ impl IsolatedLru {
             self.clock += 1;
         }
         self.links.push_back(&mut bucket.order, slot);
-        *self.links.tag_mut(slot) = salt + 1;
+        self.salt[slot as usize] = salt;
         self.tracked += 1;
     }
 }
@@ -136,7 +136,7 @@ impl EvictionPolicy for IsolatedLru {
             let salt = self.salt_of(slot);
             if salt != UNTRACKED {
                 self.links.unlink(&mut self.buckets[salt as usize].order, slot);
-                *self.links.tag_mut(slot) = 0;
+                self.salt[slot as usize] = UNTRACKED;
                 self.tracked -= 1;
                 self.families.removed(slot);
             }
@@ -171,6 +171,7 @@ impl EvictionPolicy for IsolatedLru {
 
     fn clear(&mut self) {
         self.links.clear();
+        self.salt.clear();
         self.buckets.clear();
         self.clock = 0;
         self.tracked = 0;
@@ -179,12 +180,14 @@ impl EvictionPolicy for IsolatedLru {
 
     fn memory_bytes(&self) -> usize {
         self.links.memory_bytes()
+            + self.salt.capacity() * 4
             + self.buckets.capacity() * core::mem::size_of::<Bucket>()
             + self.families.memory_bytes()
     }
 
     fn reserve_slots(&mut self, slots: usize) {
         self.links.reserve(slots);
+        grow_exact(&mut self.salt, slots, UNTRACKED);
         self.families.reserve(slots);
     }
 }

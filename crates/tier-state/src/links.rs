@@ -1,9 +1,8 @@
-//! [`Links`]: doubly linked lists threaded through one array of nodes
-//! indexed by slot, shared by the policies that keep several orders over one
-//! set of slots (S3-FIFO's small and main queues, ARC's four lists, one LRU
-//! order per salt). A slot is on at most one list at a time. Each node also
-//! holds the policy's tag for the slot (which list, flags, a salt), so an
-//! event on a cold slot touches one 12-byte record, not three arrays.
+//! [`Links`]: doubly linked lists threaded through two arrays indexed by
+//! slot, shared by the policies that keep several orders over one set of
+//! slots (S3-FIFO's small and main queues, ARC's four lists, one LRU order
+//! per salt). A slot is on at most one list at a time; which one is the
+//! policy's business (each keeps its own tag per slot).
 
 /// The end of a list.
 pub(crate) const NIL: u32 = u32::MAX;
@@ -30,21 +29,11 @@ impl Default for List {
     }
 }
 
-/// A slot's links and its policy's tag.
-#[derive(Clone, Copy, Debug)]
-struct Node {
-    prev: u32,
-    next: u32,
-    tag: u32,
-}
-
-/// A slot no policy has touched: on no list, tag 0.
-const UNUSED: Node = Node { prev: OFF, next: NIL, tag: 0 };
-
-/// The nodes (slots up to `u32::MAX - 3`).
+/// The `prev`/`next` arrays (slots up to `u32::MAX - 3`).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Links {
-    nodes: Vec<Node>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
 }
 
 /// Grows `v` to `need` entries of `fill`, by at least an eighth of its length
@@ -80,47 +69,40 @@ impl Links {
     /// Makes room for `slot`.
     #[inline]
     pub(crate) fn grow_to(&mut self, slot: u32) {
-        grow(&mut self.nodes, slot as usize + 1, UNUSED);
+        let need = slot as usize + 1;
+        if self.prev.len() < need {
+            self.grow_slow(need);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow_slow(&mut self, need: usize) {
+        grow(&mut self.prev, need, OFF);
+        grow(&mut self.next, need, NIL);
     }
 
     /// Slots `0..slots` allocated and initialised: later events never grow.
     pub(crate) fn reserve(&mut self, slots: usize) {
-        grow_exact(&mut self.nodes, slots, UNUSED);
-    }
-
-    /// How many slots have nodes.
-    pub(crate) fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    /// `slot`'s tag (0 for a slot past the end).
-    #[inline]
-    pub(crate) fn tag(&self, slot: u32) -> u32 {
-        self.nodes.get(slot as usize).map_or(0, |node| node.tag)
-    }
-
-    /// `slot`'s tag, to change (the slot must have a node).
-    #[inline]
-    pub(crate) fn tag_mut(&mut self, slot: u32) -> &mut u32 {
-        &mut self.nodes[slot as usize].tag
+        grow_exact(&mut self.prev, slots, OFF);
+        grow_exact(&mut self.next, slots, NIL);
     }
 
     /// The slot after `slot` on its list (toward the newest), or [`NIL`].
     #[inline]
     pub(crate) fn next(&self, slot: u32) -> u32 {
-        self.nodes[slot as usize].next
+        self.next[slot as usize]
     }
 
     /// Appends `slot` (on no list) at `list`'s newest end.
     #[inline]
     pub(crate) fn push_back(&mut self, list: &mut List, slot: u32) {
-        let node = &mut self.nodes[slot as usize];
-        node.prev = list.tail;
-        node.next = NIL;
+        self.prev[slot as usize] = list.tail;
+        self.next[slot as usize] = NIL;
         if list.tail == NIL {
             list.head = slot;
         } else {
-            self.nodes[list.tail as usize].next = slot;
+            self.next[list.tail as usize] = slot;
         }
         list.tail = slot;
         list.len += 1;
@@ -129,19 +111,18 @@ impl Links {
     /// Takes `slot` off `list`.
     #[inline]
     pub(crate) fn unlink(&mut self, list: &mut List, slot: u32) {
-        let node = &mut self.nodes[slot as usize];
-        let (p, n) = (node.prev, node.next);
-        node.prev = OFF;
+        let (p, n) = (self.prev[slot as usize], self.next[slot as usize]);
         if p == NIL {
             list.head = n;
         } else {
-            self.nodes[p as usize].next = n;
+            self.next[p as usize] = n;
         }
         if n == NIL {
             list.tail = p;
         } else {
-            self.nodes[n as usize].prev = p;
+            self.prev[n as usize] = p;
         }
+        self.prev[slot as usize] = OFF;
         list.len -= 1;
     }
 
@@ -176,12 +157,12 @@ impl Links {
         out
     }
 
-    /// Forgets every slot, keeping the capacity.
     pub(crate) fn clear(&mut self) {
-        self.nodes.clear();
+        self.prev.clear();
+        self.next.clear();
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.nodes.capacity() * core::mem::size_of::<Node>()
+        (self.prev.capacity() + self.next.capacity()) * 4
     }
 }

@@ -1,17 +1,17 @@
 //! [`S3Fifo`]: LMCache's S3-FIFO policy (`eviction_policy/s3fifo.py`, read
 //! at 604f3ae3) over slots: a small and a main FIFO threaded through shared
-//! link nodes, and the ghost set as the nodes' tag.
+//! link arrays, and the ghost set as a tag per slot.
 
-use crate::links::{Links, List};
+use crate::links::{Links, List, grow, grow_exact};
 use crate::policy::{Eligible, EvictionPolicy, target_count};
 
 /// A slot on no list and not a ghost.
-const NONE: u32 = 0;
-const SMALL: u32 = 1;
-const MAIN: u32 = 2;
-const GHOST: u32 = 3;
+const NONE: u8 = 0;
+const SMALL: u8 = 1;
+const MAIN: u8 = 2;
+const GHOST: u8 = 3;
 
-/// LMCache's S3-FIFO, 12 bytes a slot (ghosts included):
+/// LMCache's S3-FIFO, 9 bytes a slot:
 ///
 /// - *created*, in batch order: a slot in small or main is left alone; a
 ///   ghost goes to the end of main and stops being a ghost; any other slot
@@ -41,6 +41,7 @@ const GHOST: u32 = 3;
 #[derive(Clone, Debug, Default)]
 pub struct S3Fifo {
     links: Links,
+    tag: Vec<u8>,
     small: List,
     main: List,
     ghosts: usize,
@@ -76,12 +77,18 @@ impl S3Fifo {
 
     /// The ghost set, ascending (allocates: for tests).
     pub fn ghosts(&self) -> Vec<u32> {
-        (0..self.links.len() as u32).filter(|&slot| self.links.tag(slot) == GHOST).collect()
+        (0..self.tag.len() as u32).filter(|&slot| self.tag[slot as usize] == GHOST).collect()
     }
 
     #[inline]
-    fn tag_of(&self, slot: u32) -> u32 {
-        self.links.tag(slot)
+    fn tag_of(&self, slot: u32) -> u8 {
+        self.tag.get(slot as usize).copied().unwrap_or(NONE)
+    }
+
+    #[inline]
+    fn grow_to(&mut self, slot: u32) {
+        self.links.grow_to(slot);
+        grow(&mut self.tag, slot as usize + 1, NONE);
     }
 
     /// Moves the first eligible slots of `list` (up to `target` victims in
@@ -100,7 +107,7 @@ impl S3Fifo {
             if eligible.test(at) {
                 let list = if from_main { &mut self.main } else { &mut self.small };
                 self.links.unlink(list, at);
-                *self.links.tag_mut(at) = GHOST;
+                self.tag[at as usize] = GHOST;
                 self.ghosts += 1;
                 out.push(at);
                 *taken += 1;
@@ -117,24 +124,24 @@ impl EvictionPolicy for S3Fifo {
 
     fn on_created(&mut self, slots: &[u32]) {
         for &slot in slots {
-            self.links.grow_to(slot);
-            match self.links.tag(slot) {
+            self.grow_to(slot);
+            match self.tag[slot as usize] {
                 SMALL | MAIN => continue,
                 GHOST => {
                     self.ghosts -= 1;
                     self.links.push_back(&mut self.main, slot);
-                    *self.links.tag_mut(slot) = MAIN;
+                    self.tag[slot as usize] = MAIN;
                 }
                 _ => {
                     self.links.push_back(&mut self.small, slot);
-                    *self.links.tag_mut(slot) = SMALL;
+                    self.tag[slot as usize] = SMALL;
                 }
             }
         }
         if let Some(max) = self.small_max_size {
             while self.small.len > max {
                 let Some(slot) = self.links.pop_front(&mut self.small) else { break };
-                *self.links.tag_mut(slot) = GHOST;
+                self.tag[slot as usize] = GHOST;
                 self.ghosts += 1;
             }
         }
@@ -146,7 +153,7 @@ impl EvictionPolicy for S3Fifo {
                 SMALL => {
                     self.links.unlink(&mut self.small, slot);
                     self.links.push_back(&mut self.main, slot);
-                    *self.links.tag_mut(slot) = MAIN;
+                    self.tag[slot as usize] = MAIN;
                 }
                 MAIN => self.links.move_to_back(&mut self.main, slot),
                 _ => {}
@@ -162,7 +169,7 @@ impl EvictionPolicy for S3Fifo {
                 GHOST => self.ghosts -= 1,
                 _ => continue,
             }
-            *self.links.tag_mut(slot) = NONE;
+            self.tag[slot as usize] = NONE;
         }
     }
 
@@ -183,13 +190,14 @@ impl EvictionPolicy for S3Fifo {
 
     fn clear(&mut self) {
         self.links.clear();
+        self.tag.clear();
         self.small = List::EMPTY;
         self.main = List::EMPTY;
         self.ghosts = 0;
     }
 
     fn memory_bytes(&self) -> usize {
-        self.links.memory_bytes()
+        self.links.memory_bytes() + self.tag.capacity()
     }
 
     fn remembers(&self, slot: u32) -> bool {
@@ -198,5 +206,6 @@ impl EvictionPolicy for S3Fifo {
 
     fn reserve_slots(&mut self, slots: usize) {
         self.links.reserve(slots);
+        grow_exact(&mut self.tag, slots, NONE);
     }
 }
