@@ -37,6 +37,12 @@ const LOGGED: u8 = 0b1_0000;
 ///
 /// `p` is an `f64` computed as Python computes it.
 ///
+/// Ghosts outlive the removal that makes them, and are kept by slot: a
+/// caller that reuses slots must not give a slot to another key while
+/// [`remembers`](EvictionPolicy::remembers) holds, and learns from
+/// [`drain_released`](EvictionPolicy::drain_released) when the trims drop
+/// one.
+///
 /// ```
 /// use tier_state::{Arc, Eligible, EvictionPolicy};
 /// let mut arc = Arc::new();

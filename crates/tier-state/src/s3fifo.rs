@@ -24,7 +24,9 @@ const GHOST: u8 = 3;
 ///   victims when it returns them**: each leaves its queue at selection and
 ///   becomes a ghost (LMCache pops them in `get_eviction_actions`). The
 ///   ghost set has no bound; a ghost leaves through *removed* or a
-///   re-creation.
+///   re-creation. So every ghost is a key the tier still holds (a victim
+///   not yet deleted, or a small-queue trim), and after *removed* a slot is
+///   never remembered: a caller may reuse it for another key.
 ///
 /// ```
 /// use tier_state::{Eligible, EvictionPolicy, S3Fifo};
