@@ -16,8 +16,8 @@
 //! four keys a family (2 kv ranks × 2 groups), one salt, created as LMCache
 //! stores them: one (rank, group) row of 64 chunks a batch.
 //!
-//! `cargo run --release -p tier-state --example policy_speed [-- rounds]`
-//! (default 41 rounds).
+//! `cargo run --release -p tier-state --example policy_speed [-- rounds [keys...]]`
+//! (default 41 rounds, 1,024 and 65,536 keys; key counts are multiples of 256).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -119,7 +119,10 @@ fn median(v: &mut [f64]) -> f64 {
 
 fn main() {
     let rounds: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(41);
-    for n in [1_024u32, 65_536] {
+    let sizes: Vec<u32> = std::env::args().skip(2).filter_map(|a| a.parse().ok()).collect();
+    let sizes = if sizes.is_empty() { vec![1_024, 65_536] } else { sizes };
+    for n in sizes {
+        assert!(n % (4 * BATCH as u32) == 0, "key counts are multiples of {}", 4 * BATCH);
         let create_order = shuffled(n, 1);
         let touch_order = shuffled(n, 2);
         let family_order = family_order(n);

@@ -12,7 +12,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::links::{NIL, grow};
+use crate::links::{NIL, grow, grow_exact};
 use crate::meta::{KeyMeta, kv_topology};
 use crate::policy::Eligible;
 
@@ -256,11 +256,12 @@ impl Families {
         per_slot + self.heads.capacity() * 4 + coords + namespaces + self.visited.capacity() * 4
     }
 
+    /// Slots `0..slots` allocated and initialised (once meta is in use).
     pub(crate) fn reserve(&mut self, slots: usize) {
         if !self.is_unused() {
-            for v in [&mut self.family, &mut self.coord, &mut self.member_next] {
-                v.reserve_exact(slots.saturating_sub(v.len()));
-            }
+            grow_exact(&mut self.family, slots, NO_FAMILY);
+            grow_exact(&mut self.coord, slots, 0);
+            grow_exact(&mut self.member_next, slots, NIL);
         }
     }
 }

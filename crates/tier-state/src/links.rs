@@ -56,6 +56,15 @@ fn grow_slow<T: Copy>(v: &mut Vec<T>, need: usize, fill: T) {
     v.resize(need, fill);
 }
 
+/// Grows `v` to exactly `slots` entries of `fill` (nothing if it has them):
+/// what `reserve_slots` does, so later events never grow.
+pub(crate) fn grow_exact<T: Copy>(v: &mut Vec<T>, slots: usize, fill: T) {
+    if v.len() < slots {
+        v.reserve_exact(slots - v.len());
+        v.resize(slots, fill);
+    }
+}
+
 impl Links {
     /// Makes room for `slot`.
     #[inline]
@@ -73,12 +82,10 @@ impl Links {
         grow(&mut self.next, need, NIL);
     }
 
-    /// Room for slots `0..slots` without further growth.
+    /// Slots `0..slots` allocated and initialised: later events never grow.
     pub(crate) fn reserve(&mut self, slots: usize) {
-        if self.prev.capacity() < slots {
-            self.prev.reserve_exact(slots - self.prev.len());
-            self.next.reserve_exact(slots - self.next.len());
-        }
+        grow_exact(&mut self.prev, slots, OFF);
+        grow_exact(&mut self.next, slots, NIL);
     }
 
     /// The slot after `slot` on its list (toward the newest), or [`NIL`].

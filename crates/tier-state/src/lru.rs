@@ -74,10 +74,14 @@ impl Lru {
         (next != NIL).then_some(next)
     }
 
-    /// Room for slots `0..slots` without further growth.
+    /// Slots `0..slots` allocated and initialised: later events never grow.
     pub(crate) fn reserve(&mut self, slots: usize) {
-        self.prev.reserve_exact(slots.saturating_sub(self.prev.len()));
-        self.next.reserve_exact(slots.saturating_sub(self.next.len()));
+        if self.prev.len() < slots {
+            self.prev.reserve_exact(slots - self.prev.len());
+            self.next.reserve_exact(slots - self.next.len());
+            self.prev.resize(slots, UNTRACKED);
+            self.next.resize(slots, NIL);
+        }
     }
 
     #[inline]
