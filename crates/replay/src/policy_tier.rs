@@ -119,16 +119,14 @@ impl PolicyTier {
         // no one ever asks its policy for a victim: it keeps none (the
         // replay's results are the same, and the events cost nothing).
         let mut policy = if capacity.is_some() { new_policy(eviction) } else { Box::new(NoEviction) };
+        // Brings the policy's arrays to every slot at once (ids come in
+        // increasing order: growing as they come would be a resize call a
+        // new key). `reserve_slots` initialises the slots of tier-state's
+        // S3-FIFO and ARC and of the replay's FIFO and LFU; `Lru` keeps the
+        // trait's default and grows on demand, so a key created and removed
+        // at once grows it instead, and leaves nothing behind.
         policy.reserve_slots(reserve);
-        if let Some(last) = reserve.checked_sub(1) {
-            // `reserve_slots` reserves capacity, and the arrays still grow
-            // their length a slot at a time as keys come (in increasing
-            // order: a resize call a new key); `Lru` keeps the trait's
-            // default and grows on demand. A key created and removed at
-            // once brings every array to its full length, and leaves
-            // nothing behind (ARC: a removal that was not pending leaves no
-            // ghost; its capacity becomes 1, which the first request
-            // passes before any trim reads it).
+        if let (Some(last), Eviction::Lru) = (reserve.checked_sub(1), eviction) {
             let last = last as u32;
             policy.on_created(&[last]);
             policy.on_removed(&[last]);
