@@ -200,12 +200,18 @@ impl PolicyTier {
     fn admit(&mut self, key: u32) {
         let index = key as usize;
         if index >= self.resident.len() {
-            let len = (index + 1).max(self.resident.len() + self.resident.len() / 2);
-            self.resident.resize(len, false);
+            self.grow_resident(index);
         }
         self.resident[index] = true;
         self.len += 1;
         self.counts.peak = self.counts.peak.max(self.len);
+    }
+
+    /// Room for key `index` (a tier not reserved for its trace's keys).
+    #[cold]
+    fn grow_resident(&mut self, index: usize) {
+        let len = (index + 1).max(self.resident.len() + self.resident.len() / 2);
+        self.resident.resize(len, false);
     }
 
     /// Removes the keys in `self.victims` from the tier and the policy.
@@ -221,10 +227,13 @@ impl PolicyTier {
         self.policy.on_removed(&self.victims);
         // ARC logs the ghosts it trims, for a caller that recycles slots;
         // the replay's slots are its keys for good, so it only empties the
-        // log (which would otherwise grow to a slot each).
-        self.released.clear();
-        self.policy.drain_released(&mut self.released);
-        self.released.clear();
+        // log (which would otherwise grow to a slot each). The others log
+        // nothing: no call.
+        if self.eviction == Eviction::Arc {
+            self.released.clear();
+            self.policy.drain_released(&mut self.released);
+            self.released.clear();
+        }
     }
 
     /// Strict capacity: a touch of `key`, as a strict tier's (see the
@@ -290,18 +299,30 @@ impl PolicyTier {
     /// admitted or written again are reported *created*, in one batch.
     pub fn write_batch(&mut self, keys: impl IntoIterator<Item = u32>, rewrite: bool) {
         self.batch.clear();
+        // The count and the limit in locals: the loop is the replay's
+        // hottest under a trigger.
+        let limit = self.capacity.unwrap_or(usize::MAX);
+        let mut len = self.len;
         for key in keys {
-            if self.contains(key) {
+            let index = key as usize;
+            if index >= self.resident.len() {
+                self.grow_resident(index);
+            }
+            if self.resident[index] {
                 if rewrite {
                     self.batch.push(key);
                 }
-            } else if self.has_room() {
-                self.admit(key);
+            } else if len < limit {
+                self.resident[index] = true;
+                len += 1;
                 self.batch.push(key);
             } else {
                 self.counts.dropped_full += 1;
             }
         }
+        // A write only adds keys: its end is its peak.
+        self.len = len;
+        self.counts.peak = self.counts.peak.max(len);
         if !self.batch.is_empty() {
             self.policy.on_created(&self.batch);
         }

@@ -272,8 +272,9 @@ impl Replayer {
         match &mut self.l1 {
             ReplayTier::Policy(tier) if tier.trigger().is_some() => {
                 let in_l1 = self.planner.in_l1();
-                tier.touch_batch((0..hit).filter(|&i| in_l1.test(i)).map(|i| keys[i]));
-                tier.write_batch((0..n).filter(|&i| !in_l1.test(i)).map(|i| keys[i]), false);
+                let marked = || keys.iter().enumerate().map(|(i, &key)| (in_l1.test(i), key));
+                tier.touch_batch(marked().take(hit).filter(|&(held, _)| held).map(|(_, key)| key));
+                tier.write_batch(marked().filter(|&(held, _)| !held).map(|(_, key)| key), false);
             }
             tier => tier.touch_each(keys.iter().copied()),
         }
