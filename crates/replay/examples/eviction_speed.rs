@@ -11,7 +11,8 @@
 //!
 //! Tiers: L1 of 5,000 blocks, adapters of 20,000 blocks and unbounded (the
 //! replay's speed benchmark since issue #20), `default`; under the trigger
-//! L1 and the bounded adapter at LMCache's defaults (0.8, 0.2).
+//! L1 and the bounded adapter at LMCache's defaults (0.8, 0.2), or L1
+//! alone (the adapters at strict capacity, with the same policy).
 
 #![forbid(unsafe_code)]
 
@@ -31,12 +32,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rounds: usize = args.next().map_or(Ok(15), |rounds| rounds.parse())?;
     let trace = Trace::parse(BufReader::new(File::open(path)?), &TraceOptions::default())?;
     let mut configs = Vec::new();
-    for trigger in [None, Some(Trigger::LMCACHE_DEFAULT)] {
+    let trigger = Some(Trigger::LMCACHE_DEFAULT);
+    for (l1_trigger, l2_trigger) in [(None, None), (trigger, trigger), (trigger, None)] {
         for eviction in [Eviction::Lru, Eviction::S3Fifo, Eviction::Arc] {
             let mut config = ReplayConfig::new(Some(5_000), &[Some(20_000), None]);
             config.eviction = eviction;
-            config.l1_trigger = trigger;
-            config.adapters[0].trigger = trigger;
+            config.l1_trigger = l1_trigger;
+            config.adapters[0].trigger = l2_trigger;
             configs.push(config);
         }
     }
@@ -57,7 +59,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("{} block references, {rounds} rounds; medians", trace.block_refs());
     for ((config, rates), ratios) in configs.iter().zip(rates).zip(ratios) {
-        let mode = if config.l1_trigger.is_some() { "trigger 0.8/0.2" } else { "strict" };
+        let mode = match (config.l1_trigger, config.adapters[0].trigger) {
+            (None, _) => "strict",
+            (Some(_), Some(_)) => "trigger L1+L2",
+            (Some(_), None) => "trigger L1",
+        };
         let (rate, ratio) = (median(rates), median(ratios));
         println!(
             "{:>6} {mode:>16} {:>7.1} M block refs/s {ratio:>6.2}x strict LRU",
