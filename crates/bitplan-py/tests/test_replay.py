@@ -23,7 +23,8 @@ def comparable(report):
     keys = ["requests", "blocks", "tokens", "hit_blocks", "hit_tokens", "computed_blocks"]
     out = {key: report[key] for key in keys}
     out["hit_ratio"] = {kind: pytest.approx(value, rel=1e-12) for kind, value in report["hit_ratio"].items()}
-    tier = lambda t: {"hit_blocks": t["hit_blocks"], "evictions": t["evictions"], "entries": t["entries"]}
+    fields = ["hit_blocks", "evictions", "entries", "peak_entries", "checks_fired", "evicted_by_checks", "dropped_full"]
+    tier = lambda t: {field: t[field] for field in fields}
     out["l1"] = tier(report["l1"])
     out["l2"] = [tier(t) for t in report["l2"]]
     return out
@@ -89,7 +90,18 @@ def test_capacities_weights_and_bandwidths():
         ({"l1": "64GiB"}, ValueError, "kv-bytes-per-token"),
         ({"l1": 1.5}, TypeError, "a capacity is an int"),
         ({"l1": 10, "policy": "nope"}, ValueError, "nope"),
-        ({"l1": 10, "eviction": "random"}, ValueError, "expected 'lru', 'fifo' or 'lfu'"),
+        ({"l1": 10, "eviction": "random"}, ValueError, "expected one of lru, fifo, lfu, s3fifo, arc, noop"),
+        ({"l1": 10, "l1_watermark": 1.5}, ValueError, r"l1_watermark: 1.5 is outside \[0, 1\]"),
+        ({"l1": 10, "l1_watermark": -0.1}, ValueError, r"l1_watermark: -0.1 is outside \[0, 1\]"),
+        ({"l1": 10, "l1_watermark": 0.8, "evict_ratio": 2.0}, ValueError, r"evict_ratio: 2.0 is outside \[0, 1\]"),
+        ({"l1": 10, "evict_ratio": 0.5}, ValueError, "evict_ratio needs l1_watermark"),
+        ({"l1": 10, "l2": [5], "l2_watermark": 1.2}, ValueError, r"l2_watermark: 1.2 is outside \[0, 1\]"),
+        ({"l1": 10, "l2": [5], "l2_watermark": 0.5, "l2_evict_ratio": [-1.0]}, ValueError, "l2_evict_ratio: -1.0"),
+        ({"l1": 10, "l2": [5], "l2_watermark": [0.5, 0.6]}, ValueError, "2 values for 1 adapters"),
+        ({"l1": 10, "l2": [5], "l2_evict_ratio": 0.5}, ValueError, "l2_evict_ratio needs l2_watermark"),
+        ({"l1": 10, "l1_watermark": 0.8, "evict_interval_ms": 0}, ValueError, "evict_interval_ms"),
+        ({"l1": 10, "timestamps": [0, 1]}, ValueError, "2 timestamps for 1 requests"),
+        ({"l1": 10, "eviction": "arc", "windows": [-1]}, ValueError, "hybrid replay keeps lru, fifo or lfu"),
         ({"l1": 10, "block_tokens": 0}, ValueError, "block_tokens"),
     ],
 )
@@ -136,3 +148,65 @@ def test_hybrid_models():
     assert cells["hit_ratio"] == flat["hit_ratio"]
     with pytest.raises(ValueError, match="window list is empty"):
         bitplan.replay(requests, 2, windows=[])
+
+
+fractions = st.floats(0, 1)
+triggers = st.one_of(st.none(), st.tuples(fractions, fractions))
+
+
+@given(
+    requests=st.lists(
+        st.tuples(st.lists(st.integers(0, 60), min_size=0, max_size=12), st.integers(0, 1500)), max_size=60
+    ),
+    l1=capacities,
+    l2=st.lists(st.tuples(capacities, st.tuples(fractions, fractions)), max_size=3),
+    l2_triggered=st.booleans(),
+    eviction=st.sampled_from(["lru", "fifo", "lfu"]),
+    l1_trigger=triggers,
+    interval=st.integers(1, 2000),
+)
+def test_agrees_with_the_reference_model_under_lmcaches_trigger(
+    requests, l1, l2, l2_triggered, eviction, l1_trigger, interval
+):
+    # Times go up by 0-1.5 s a request.
+    timestamps, now = [], 0
+    for _, gap in requests:
+        now += gap
+        timestamps.append(now)
+    keys = [request for request, _ in requests]
+    l2_capacities = [capacity for capacity, _ in l2]
+    l2_triggers = [trigger for _, trigger in l2] if l2_triggered and l2 else None
+    kwargs = {"eviction": eviction, "timestamps": timestamps, "evict_interval_ms": interval}
+    if l1_trigger is not None:
+        kwargs.update(l1_watermark=l1_trigger[0], evict_ratio=l1_trigger[1])
+    if l2_triggers is not None:
+        kwargs.update(l2_watermark=[t[0] for t in l2_triggers], l2_evict_ratio=[t[1] for t in l2_triggers])
+    report = bitplan.replay(keys, l1, l2_capacities, **kwargs)
+    expected = reference.replay(
+        [(k, len(k) * 512, t) for k, t in zip(keys, timestamps)],
+        l1,
+        l2_capacities,
+        eviction,
+        l1_trigger=l1_trigger,
+        l2_triggers=l2_triggers,
+        evict_interval_ms=interval,
+    )
+    assert comparable(report) == comparable(expected)
+
+
+@pytest.mark.parametrize("eviction", ["lru", "fifo", "lfu", "s3fifo", "arc", "noop"])
+def test_every_policy_replays_under_the_trigger_and_at_strict_capacity(eviction):
+    requests = [[i % 7, i % 11, 100 + i] for i in range(300)]
+    timestamps = [100 * i for i in range(300)]
+    strict = bitplan.replay(requests, 20, [60], eviction=eviction)
+    assert strict["eviction"] == eviction and strict["evict_interval_ms"] is None
+    assert strict["l1"]["watermark"] is None and strict["l1"]["checks_fired"] == 0
+    triggered = bitplan.replay(requests, 20, [60], eviction=eviction, l1_watermark=0.8, timestamps=timestamps)
+    l1 = triggered["l1"]
+    assert (l1["watermark"], l1["evict_ratio"], triggered["evict_interval_ms"]) == (0.8, 0.2, 1000)
+    assert l1["peak_entries"] <= 20 and l1["index_bytes"] > 0
+    if eviction == "noop":
+        # Never evicts: full after the first requests, it drops the rest.
+        assert l1["evicted_by_checks"] == 0 and l1["dropped_full"] > 0
+    else:
+        assert l1["checks_fired"] > 0 and l1["evicted_by_checks"] > 0

@@ -82,6 +82,12 @@ Model, per request k0..k(n-1) (docs/REPLAY.md has it exactly): look up each key 
 plans the keys not in L1 over the adapters; the hit h is the longest prefix in L1 or planned (later loads are trimmed);
 L1 touches k0..k(n-1) in order, evicting when full; each adapter touches the keys it served and every key from h on.
 
+Eviction: --eviction lru|fifo|lfu|s3fifo|arc|noop (several, comma-separated, sweep). --l1-watermark F replays LMCache's
+trigger instead of strict capacity: a check every --evict-interval-ms (1000) of the trace's timestamps evicts
+--evict-ratio (0.2) of the policy's keys when resident/capacity >= F; a write that finds the tier full drops the keys
+that do not fit. --l2-watermark/--l2-evict-ratio do the same for the adapters (one value for all, or one each).
+A watermark or ratio outside [0, 1] is exit status 2. docs/REPLAY.md has the model.
+
 Hybrid models: --windows W,... (one per layer group; with --groups G and one window, G groups of it) and --ranks R
 make each chunk G*R cells, cached and evicted on their own: the hit is fold_unfold_grouped over the cells found, the
 loads follow the grid plan, and tiers keep only the cells the retain mask needs plus the computed ones. Capacities
@@ -223,6 +229,13 @@ pub(crate) enum EvictionArg {
     Fifo,
     /// Least frequently used (ties: least recently touched)
     Lfu,
+    /// LMCache's S3-FIFO (small, main and ghost queues)
+    #[value(name = "s3fifo")]
+    S3Fifo,
+    /// LMCache's ARC (T1, T2, ghosts, adaptive target)
+    Arc,
+    /// LMCache's noop: never evicts; a full tier drops new blocks
+    Noop,
 }
 
 impl From<EvictionArg> for Eviction {
@@ -231,6 +244,9 @@ impl From<EvictionArg> for Eviction {
             EvictionArg::Lru => Eviction::Lru,
             EvictionArg::Fifo => Eviction::Fifo,
             EvictionArg::Lfu => Eviction::Lfu,
+            EvictionArg::S3Fifo => Eviction::S3Fifo,
+            EvictionArg::Arc => Eviction::Arc,
+            EvictionArg::Noop => Eviction::Noop,
         }
     }
 }
@@ -255,9 +271,24 @@ pub(crate) struct ReplayArgs {
     /// The prefetch policy: default, balanced, retain, or any registered one
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub(crate) policy: String,
-    /// How every tier evicts
-    #[arg(long, value_enum, default_value_t = EvictionArg::Lru)]
-    pub(crate) eviction: EvictionArg,
+    /// How every tier evicts; several, comma-separated, make a sweep (one line each on --chart)
+    #[arg(long, value_enum, value_name = "POLICY", value_delimiter = ',', default_value = "lru")]
+    pub(crate) eviction: Vec<EvictionArg>,
+    /// LMCache's trigger for L1: evict when usage >= F at a check (0.8 is LMCache's); F,F,... sweep
+    #[arg(long, value_name = "F", value_delimiter = ',', allow_negative_numbers = true)]
+    pub(crate) l1_watermark: Vec<f64>,
+    /// With --l1-watermark: the share of L1's tracked keys a check evicts (default 0.2); F,F,... sweep
+    #[arg(long, value_name = "F", value_delimiter = ',', allow_negative_numbers = true)]
+    pub(crate) evict_ratio: Vec<f64>,
+    /// LMCache's trigger for the adapters: one watermark for all, or one per --l2 in order
+    #[arg(long, value_name = "F", value_delimiter = ',', allow_negative_numbers = true)]
+    pub(crate) l2_watermark: Vec<f64>,
+    /// With --l2-watermark: the adapters' eviction ratios, one for all or one each (default 0.2)
+    #[arg(long, value_name = "F", value_delimiter = ',', allow_negative_numbers = true)]
+    pub(crate) l2_evict_ratio: Vec<f64>,
+    /// The checks' interval in the trace's milliseconds (LMCache's controllers: 1000)
+    #[arg(long, value_name = "N")]
+    pub(crate) evict_interval_ms: Option<u64>,
     /// Tokens a block (Mooncake's traces: 512)
     #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) block_tokens: u64,
@@ -334,7 +365,12 @@ fn replay(args: ReplayArgs) -> Result<(), CliError> {
     let mut options = ReplayOptions::new(args.l1, args.l2);
     options.cells = cells;
     options.policy = args.policy;
-    options.eviction = args.eviction.into();
+    options.eviction.evictions = args.eviction.into_iter().map(Eviction::from).collect();
+    options.eviction.l1_watermarks = args.l1_watermark;
+    options.eviction.evict_ratios = args.evict_ratio;
+    options.eviction.l2_watermarks = args.l2_watermark;
+    options.eviction.l2_evict_ratios = args.l2_evict_ratio;
+    options.eviction.evict_interval_ms = args.evict_interval_ms;
     options.block_tokens = args.block_tokens;
     options.kv_bytes_per_token = args.kv_bytes_per_token;
     options.bench_runs = args.bench.map(|runs| runs as usize);

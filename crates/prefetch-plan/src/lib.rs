@@ -72,3 +72,4 @@ mod json;
 pub mod plan_cmd;
 pub mod reader;
 pub mod replay_cmd;
+pub mod replay_eviction;

@@ -24,12 +24,13 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use kv_replay::hybrid::{CellModel, HybridReplayer, HybridReport};
-use kv_replay::{AdapterConfig, Eviction, ReplayConfig, Replayer, Report, TierSpec, Trace, TraceOptions, sweep};
+use kv_replay::{AdapterConfig, ReplayConfig, Replayer, Report, TierSpec, Trace, TraceOptions, sweep};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::CliError;
 use crate::json;
+use crate::replay_eviction::EvictionOptions;
 
 /// How `replay` runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,8 +42,8 @@ pub struct ReplayOptions {
     pub l2: Vec<TierSpec>,
     /// `--policy`.
     pub policy: String,
-    /// `--eviction`.
-    pub eviction: Eviction,
+    /// `--eviction` and LMCache's trigger.
+    pub eviction: EvictionOptions,
     /// `--block-tokens`.
     pub block_tokens: u64,
     /// `--kv-bytes-per-token`.
@@ -67,7 +68,7 @@ impl ReplayOptions {
             l1,
             l2,
             policy: "default".to_owned(),
-            eviction: Eviction::Lru,
+            eviction: EvictionOptions::default(),
             block_tokens: 512,
             kv_bytes_per_token: None,
             bench_runs: None,
@@ -77,13 +78,15 @@ impl ReplayOptions {
         }
     }
 
-    /// The configurations to replay: every combination of the capacities
-    /// given (L1 varying slowest), in blocks.
+    /// The configurations to replay: every combination of a policy, an L1
+    /// trigger (see [`EvictionOptions::variants`]) and the capacities given
+    /// (L1 varying slowest of those), in blocks.
     ///
     /// # Errors
     ///
     /// [`CliError::BadOption`] for a capacity that cannot be resolved (bytes
-    /// without `--kv-bytes-per-token`, too many blocks).
+    /// without `--kv-bytes-per-token`, too many blocks), or eviction options
+    /// [`EvictionOptions::variants`] refuses.
     pub fn configs(&self) -> Result<Vec<ReplayConfig>, CliError> {
         let resolve = |option: &'static str, spec: &TierSpec| {
             spec.capacities
@@ -101,28 +104,50 @@ impl ReplayOptions {
         }
         let l1 = resolve("--l1", &self.l1)?;
         let l2 = self.l2.iter().map(|spec| resolve("--l2", spec)).collect::<Result<Vec<_>, _>>()?;
-        let base = ReplayConfig {
-            l1: None,
-            adapters: self
+        let variants = self.eviction.variants(self.l2.len())?;
+        if self.cells.is_some()
+            && let Some(variant) =
+                variants.iter().find(|variant| !variant.eviction.is_list_order() || self.eviction.has_trigger())
+        {
+            let message =
+                format!("the hybrid replay keeps lru, fifo or lfu at strict capacity, not {}", variant.eviction.name());
+            let option = if self.eviction.has_trigger() { "--l1-watermark" } else { "--eviction" };
+            return Err(CliError::BadOption { option, message });
+        }
+        let mut configs = Vec::new();
+        for variant in variants {
+            let mut base = ReplayConfig::new(None, &[]);
+            base.adapters = self
                 .l2
                 .iter()
-                .map(|spec| AdapterConfig {
+                .zip(&variant.l2_triggers)
+                .map(|(spec, &trigger)| AdapterConfig {
                     capacity: None,
                     weight: spec.weight.unwrap_or(1.0),
                     bandwidth: spec.bandwidth,
+                    trigger,
                 })
-                .collect(),
-            policy: self.policy.clone(),
-            eviction: self.eviction,
-            kv_bytes_per_token: self.kv_bytes_per_token,
-        };
-        Ok(sweep::combinations(&base, &l1, &l2))
+                .collect();
+            base.policy.clone_from(&self.policy);
+            base.eviction = variant.eviction;
+            base.kv_bytes_per_token = self.kv_bytes_per_token;
+            base.l1_trigger = variant.l1_trigger;
+            base.evict_interval_ms = variant.evict_interval_ms;
+            configs.extend(sweep::combinations(&base, &l1, &l2));
+        }
+        Ok(configs)
     }
 }
 
 /// The timing of `--bench` for one configuration.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BenchRow {
+    /// The eviction policy.
+    pub eviction: &'static str,
+    /// L1's watermark under LMCache's trigger (`null`: strict capacity).
+    pub l1_watermark: Option<f64>,
+    /// L1's eviction ratio under the trigger.
+    pub evict_ratio: Option<f64>,
     /// L1's capacity in blocks (`null`: unbounded).
     pub l1_blocks: Option<usize>,
     /// The adapters' capacities.
@@ -281,7 +306,11 @@ impl Bench<'_> {
                 let replay_seconds = median_f64(all_runs.iter().map(|reports| timing(&reports[index]).0).collect());
                 let mut p50s: Vec<u64> = all_runs.iter().map(|reports| timing(&reports[index]).1).collect();
                 p50s.sort_unstable();
+                let config = &self.configs[index];
                 BenchRow {
+                    eviction: config.eviction.name(),
+                    l1_watermark: config.l1_trigger.map(|trigger| trigger.watermark),
+                    evict_ratio: config.l1_trigger.map(|trigger| trigger.ratio),
                     l1_blocks: self.configs[index].l1,
                     l2_blocks: self.configs[index].adapters.iter().map(|adapter| adapter.capacity).collect(),
                     replay_seconds,
@@ -409,9 +438,7 @@ fn write_report_table(out: &mut impl Write, report: &Report) -> io::Result<()> {
         "{:<6} {:>10} {:>12} {:>12} {:>12} {:>10}",
         "tier", "capacity", "hit blocks", "hit GiB", "evictions", "load s"
     )?;
-    let tiers = std::iter::once(("L1".to_owned(), &report.l1))
-        .chain(report.l2.iter().enumerate().map(|(j, tier)| (format!("L2 {j}"), tier)));
-    for (name, tier) in tiers {
+    for (name, tier) in tiers_of(report) {
         let gib = tier.hit_bytes.map_or("-".to_owned(), |bytes| format!("{:.2}", bytes as f64 / (1u64 << 30) as f64));
         let seconds = tier.load_seconds.map_or("-".to_owned(), |seconds| format!("{seconds:.2}"));
         writeln!(
@@ -421,6 +448,22 @@ fn write_report_table(out: &mut impl Write, report: &Report) -> io::Result<()> {
             tier.hit_blocks,
             tier.evictions
         )?;
+    }
+    for (name, tier) in tiers_of(report) {
+        if let (Some(watermark), Some(ratio)) = (tier.watermark, tier.evict_ratio) {
+            writeln!(
+                out,
+                "{name} under LMCache's trigger (watermark {watermark}, ratio {ratio}, a check every {} ms): {} checks \
+                 fired, {} keys evicted by them, {} blocks dropped (full), peak {} entries",
+                report.evict_interval_ms.unwrap_or(0),
+                tier.checks_fired,
+                tier.evicted_by_checks,
+                tier.dropped_full,
+                tier.peak_entries
+            )?;
+        } else if tier.dropped_full > 0 {
+            writeln!(out, "{name}: {} blocks dropped (full: {} never evicts)", tier.dropped_full, report.eviction)?;
+        }
     }
     writeln!(out)?;
     let planner = &report.planner_ns;
@@ -434,24 +477,53 @@ fn write_report_table(out: &mut impl Write, report: &Report) -> io::Result<()> {
     )
 }
 
+/// The tiers of a report with their names in the tables: `L1`, `L2 0`, ….
+fn tiers_of(report: &Report) -> impl Iterator<Item = (String, &kv_replay::TierReport)> {
+    std::iter::once(("L1".to_owned(), &report.l1))
+        .chain(report.l2.iter().enumerate().map(|(j, tier)| (format!("L2 {j}"), tier)))
+}
+
+/// A watermark or ratio for the tables: `-` for strict capacity.
+fn fraction_label(value: Option<f64>) -> String {
+    value.map_or("-".to_owned(), |value| value.to_string())
+}
+
 fn write_sweep_table(out: &mut impl Write, reports: &[Report]) -> io::Result<()> {
     let adapters = reports.first().map_or(0, |report| report.l2.len());
+    // The eviction's columns, when the sweep varies it or has a trigger.
+    let triggered = reports.iter().any(|report| report.evict_interval_ms.is_some());
+    let evictions = triggered || reports.iter().any(|report| report.eviction != reports[0].eviction);
+    if evictions {
+        write!(out, "{:>8} {:>6} {:>6}", "eviction", "L1 wm", "ratio")?;
+    }
     write!(out, "{:>8}", "L1")?;
     for j in 0..adapters {
         write!(out, " {:>8}", format!("L2 {j}"))?;
     }
-    writeln!(out, " {:>8} {:>8} {:>8} {:>12} {:>8}", "blocks", "tokens", "mean", "L1 evicted", "seconds")?;
+    write!(out, " {:>8} {:>8} {:>8} {:>12}", "blocks", "tokens", "mean", "L1 evicted")?;
+    if triggered {
+        write!(out, " {:>8} {:>10}", "checks", "dropped")?;
+    }
+    writeln!(out, " {:>8}", "seconds")?;
     for report in reports {
+        if evictions {
+            let (watermark, ratio) = (fraction_label(report.l1.watermark), fraction_label(report.l1.evict_ratio));
+            write!(out, "{:>8} {watermark:>6} {ratio:>6}", report.eviction)?;
+        }
         write!(out, "{:>8}", blocks_label(report.l1.capacity_blocks))?;
         for tier in &report.l2 {
             write!(out, " {:>8}", blocks_label(tier.capacity_blocks))?;
         }
         let ratio = &report.hit_ratio;
-        writeln!(
+        write!(
             out,
-            " {:>8.4} {:>8.4} {:>8.4} {:>12} {:>8.3}",
-            ratio.block, ratio.token, ratio.request_mean, report.l1.evictions, report.replay_seconds
+            " {:>8.4} {:>8.4} {:>8.4} {:>12}",
+            ratio.block, ratio.token, ratio.request_mean, report.l1.evictions
         )?;
+        if triggered {
+            write!(out, " {:>8} {:>10}", report.l1.checks_fired, report.l1.dropped_full)?;
+        }
+        writeln!(out, " {:>8.3}", report.replay_seconds)?;
     }
     Ok(())
 }
@@ -500,9 +572,17 @@ fn write_bench_table(out: &mut impl Write, bench: &BenchSummary) -> io::Result<(
             "L1", "replay s", "block refs/s", "cell refs/s", "planner p50 ns"
         )?;
     } else {
-        writeln!(out, "{:>8} {:>12} {:>16} {:>14}", "L1", "replay s", "block refs/s", "planner p50 ns")?;
+        writeln!(
+            out,
+            "{:>8} {:>6} {:>6} {:>8} {:>12} {:>16} {:>14}",
+            "eviction", "L1 wm", "ratio", "L1", "replay s", "block refs/s", "planner p50 ns"
+        )?;
     }
     for row in &bench.rows {
+        if bench.cells_per_chunk.is_none() {
+            let (watermark, ratio) = (fraction_label(row.l1_watermark), fraction_label(row.evict_ratio));
+            write!(out, "{:>8} {watermark:>6} {ratio:>6} ", row.eviction)?;
+        }
         write!(
             out,
             "{:>8} {:>12.4} {:>15.1}M",
@@ -576,6 +656,38 @@ mod tests {
         let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
         // The flat bench's fields, and none of the hybrid ones.
         assert!(json.get("cells_per_chunk").is_none() && json["rows"][0].get("cell_refs_per_second").is_none());
+    }
+
+    #[test]
+    fn tables_show_the_trigger() {
+        let trace: String =
+            (0..40).map(|t| format!("{{\"timestamp\": {}, \"keys\": [{}, {}]}}\n", t * 300, t % 5, 100 + t)).collect();
+        let mut single = options("10", &[]);
+        single.eviction.evictions = vec![kv_replay::Eviction::Arc];
+        single.eviction.l1_watermarks = vec![0.5];
+        let outcome = run(trace.as_bytes(), &single).unwrap();
+        let mut table = Vec::new();
+        outcome.write_table(&mut table).unwrap();
+        let table = String::from_utf8(table).unwrap();
+        assert!(table.contains("arc eviction"), "{table}");
+        assert!(
+            table.contains("L1 under LMCache's trigger (watermark 0.5, ratio 0.2, a check every 1000 ms)"),
+            "{table}"
+        );
+        let mut sweep = single.clone();
+        sweep.l1 = "5,10".parse().unwrap();
+        sweep.eviction.evictions = vec![kv_replay::Eviction::Lru, kv_replay::Eviction::S3Fifo];
+        let outcome = run(trace.as_bytes(), &sweep).unwrap();
+        let mut table = Vec::new();
+        outcome.write_table(&mut table).unwrap();
+        let table = String::from_utf8(table).unwrap();
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 5, "{table}");
+        assert!(
+            lines[0].contains("eviction") && lines[0].contains("checks") && lines[0].contains("dropped"),
+            "{table}"
+        );
+        assert!(lines[4].trim_start().starts_with("s3fifo") && lines[4].contains("0.5"), "{table}");
     }
 
     #[test]

@@ -198,3 +198,107 @@ fn a_trace_that_is_not_utf8_exits_2() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("line 2: the line is not valid UTF-8"), "{stderr}");
 }
+
+fn synthetic(requests: usize) -> String {
+    let mut trace = Vec::new();
+    write_mooncake(&generate(&SyntheticOptions::default().with_size(requests, 12)), &mut trace).unwrap();
+    String::from_utf8(trace).unwrap()
+}
+
+#[test]
+fn policies_and_triggers_sweep_one_row_each() {
+    let trace = synthetic(600);
+    let args = ["-", "--l1", "200,800", "--eviction", "lru,s3fifo,arc", "--l1-watermark", "0.8,0.95", "--json"];
+    let rows = json_lines(&replay(&args, &trace));
+    assert_eq!(rows.len(), 3 * 2 * 2);
+    // Policies vary slowest, then watermarks, then capacities.
+    let shape: Vec<(String, f64, u64)> = rows
+        .iter()
+        .map(|row| {
+            let l1 = &row["l1"];
+            (
+                row["eviction"].as_str().unwrap().to_owned(),
+                l1["watermark"].as_f64().unwrap(),
+                l1["capacity_blocks"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(shape[0], ("lru".to_owned(), 0.8, 200));
+    assert_eq!(shape[3], ("lru".to_owned(), 0.95, 800));
+    assert_eq!(shape[11], ("arc".to_owned(), 0.95, 800));
+    for row in &rows {
+        let l1 = &row["l1"];
+        assert_eq!((row["evict_interval_ms"].as_u64(), l1["evict_ratio"].as_f64()), (Some(1_000), Some(0.2)));
+        // 600 requests 100 ms apart: 59 checks, and a small L1 fills.
+        assert!(l1["checks_fired"].as_u64().unwrap() > 0, "{row}");
+        assert!(l1["peak_entries"].as_u64() <= l1["capacity_blocks"].as_u64());
+        assert!(l1["index_bytes"].as_u64().unwrap() > 0);
+    }
+    assert!(rows.iter().any(|row| row["l1"]["dropped_full"].as_u64().unwrap() > 0));
+
+    // Strict capacity (the default) reports no checks or drops, and its
+    // results are those of a replay that names nothing of this.
+    let strict = json_lines(&replay(&["-", "--l1", "200", "--l2", "1e3"], &trace));
+    let named = json_lines(&replay(&["-", "--l1", "200", "--l2", "1e3", "--eviction", "lru"], &trace));
+    assert_eq!(strict[0]["hit_blocks"], named[0]["hit_blocks"]);
+    assert_eq!(
+        (strict[0]["evict_interval_ms"].clone(), strict[0]["l1"]["checks_fired"].as_u64()),
+        (Value::Null, Some(0))
+    );
+    assert_eq!(strict[0]["l1"]["watermark"], Value::Null);
+}
+
+#[test]
+fn adapters_take_their_own_triggers() {
+    let trace = synthetic(300);
+    let args = ["-", "--l1", "0", "--l2", "100", "--l2", "inf", "--l2-watermark", "0.5,0.9", "--l2-evict-ratio", "0.3"];
+    let rows = json_lines(&replay(&args, &trace));
+    let l2 = &rows[0]["l2"];
+    assert_eq!((l2[0]["watermark"].as_f64(), l2[0]["evict_ratio"].as_f64()), (Some(0.5), Some(0.3)));
+    assert_eq!((l2[1]["watermark"].as_f64(), l2[1]["checks_fired"].as_u64()), (Some(0.9), Some(0)));
+    assert!(l2[0]["checks_fired"].as_u64().unwrap() > 0);
+    assert_eq!(rows[0]["l1"]["watermark"], Value::Null);
+}
+
+#[test]
+fn bad_eviction_options_exit_2_naming_the_flag() {
+    for (args, expected) in [
+        (&["--l1-watermark", "1.5"][..], "--l1-watermark: 1.5 is outside [0, 1]"),
+        (&["--l1-watermark", "0.8", "--evict-ratio", "-0.2"], "--evict-ratio: -0.2 is outside [0, 1]"),
+        (&["--l2-watermark", "2"], "--l2-watermark: 2 is outside [0, 1]"),
+        (&["--l2-watermark", "0.5", "--l2-evict-ratio", "1.01"], "--l2-evict-ratio: 1.01 is outside [0, 1]"),
+        (&["--evict-ratio", "0.5"], "--evict-ratio: needs --l1-watermark"),
+        (&["--evict-interval-ms", "10"], "--evict-interval-ms: needs"),
+        (&["--l1-watermark", "0.8", "--evict-interval-ms", "0"], "--evict-interval-ms: must be at least 1"),
+        (&["--l2-watermark", "0.5,0.6,0.7"], "--l2-watermark: 3 values for 1 --l2 adapters"),
+    ] {
+        let mut full = vec!["-", "--l1", "10", "--l2", "100"];
+        full.extend_from_slice(args);
+        let run = replay(&full, SMALL);
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(expected), "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty());
+    }
+    let run = replay(&["-", "--l1", "10", "--eviction", "lru,clock"], SMALL);
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.contains("'clock'"), "{}", run.stderr);
+    for name in ["lru", "fifo", "lfu", "s3fifo", "arc", "noop"] {
+        assert!(run.stderr.contains(name), "{name}: {}", run.stderr);
+    }
+    let run = replay(&["-", "--l1", "10", "--eviction", "arc", "--windows", "-1"], SMALL);
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.contains("hybrid replay keeps lru, fifo or lfu"), "{}", run.stderr);
+}
+
+#[test]
+fn the_chart_draws_one_line_per_policy() {
+    let trace = synthetic(300);
+    let path = std::env::temp_dir().join(format!("replay-cli-policies-{}.svg", std::process::id()));
+    let path_text = path.to_str().unwrap();
+    let args = ["-", "--l1", "50,200,1000", "--eviction", "lru,s3fifo,arc", "--chart", path_text, "--json"];
+    let rows = json_lines(&replay(&args, &trace));
+    assert_eq!(rows.len(), 9);
+    let svg = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(svg.contains("by eviction") && svg.contains("s3fifo") && svg.contains("arc"), "{}", &svg[..300]);
+}

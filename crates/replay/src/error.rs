@@ -190,4 +190,15 @@ pub enum ReplayError {
     /// More adapters than a plan can index.
     #[error("{0} L2 adapters: at most 64")]
     TooManyAdapters(usize),
+    /// A trigger's watermark or ratio outside [0, 1].
+    #[error("{what} {value} is outside [0, 1]")]
+    OutOfRange {
+        /// `watermark` or `eviction ratio`.
+        what: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// An eviction check interval of 0 ms.
+    #[error("the eviction check interval must be at least 1 ms")]
+    ZeroInterval,
 }

@@ -16,6 +16,8 @@ pub(crate) struct FastLine {
     pub(crate) keys_field: Option<&'static str>,
     /// `input_length` or `tokens`, and which.
     pub(crate) tokens: Option<(&'static str, u64)>,
+    /// `timestamp`, in milliseconds.
+    pub(crate) timestamp: Option<u64>,
 }
 
 /// Reads `line`; the keys (of `hash_ids` or `keys`) replace the contents of
@@ -44,6 +46,8 @@ pub(crate) fn read(line: &[u8], keys: &mut Vec<u64>) -> Option<FastLine> {
                     return None;
                 }
                 cursor.integers(Some(keys))?;
+            } else if name == b"timestamp" {
+                return None; // `"timestamp": [..]`: the slow path says what is wrong
             } else {
                 cursor.integers(None)?;
             }
@@ -60,6 +64,9 @@ pub(crate) fn read(line: &[u8], keys: &mut Vec<u64>) -> Option<FastLine> {
             if let Some(field) = tokens_field
                 && out.tokens.replace((field, value)).is_some()
             {
+                return None;
+            }
+            if name == b"timestamp" && out.timestamp.replace(value).is_some() {
                 return None;
             }
         }
@@ -169,11 +176,11 @@ mod tests {
         let (line, keys) =
             fast(r#"{"timestamp": 27, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 0]}"#).unwrap();
         assert_eq!(
-            (line.keys_field, line.tokens, keys),
-            (Some("hash_ids"), Some(("input_length", 6955)), vec![46, 47, 0])
+            (line.keys_field, line.tokens, line.timestamp, keys),
+            (Some("hash_ids"), Some(("input_length", 6955)), Some(27), vec![46, 47, 0])
         );
         let (line, keys) = fast(" {\"keys\":[ 18446744073709551615 ] ,\"other\": [1,2]} ").unwrap();
-        assert_eq!((line.keys_field, line.tokens, keys), (Some("keys"), None, vec![u64::MAX]));
+        assert_eq!((line.keys_field, line.tokens, line.timestamp, keys), (Some("keys"), None, None, vec![u64::MAX]));
         assert_eq!(fast("{}").map(|(line, keys)| (line.keys_field, keys)), Some((None, vec![])));
         assert_eq!(fast(r#"{"hash_ids": []}"#).map(|(_, keys)| keys), Some(vec![]));
     }
@@ -191,6 +198,8 @@ mod tests {
             r#"{"input_length": -1, "hash_ids": [1]}"#,
             r#"{"timestamp": 1.5, "hash_ids": [1]}"#,
             r#"{"hash_ids": [1], "hash_ids": [2]}"#,
+            r#"{"timestamp": 1, "timestamp": 2, "hash_ids": [1]}"#,
+            r#"{"timestamp": [1], "hash_ids": [1]}"#,
             r#"{"hash_ids": [1], "keys": [2]}"#,
             r#"{"tokens": 1, "input_length": 2, "keys": [1]}"#,
             r#"{"meta": {"a": 1}, "keys": [1]}"#,

@@ -207,7 +207,10 @@ impl HybridReplayer {
     ///
     /// # Panics
     ///
-    /// If `distinct_keys` times the cells a chunk reach 2^32 − 1.
+    /// If `distinct_keys` times the cells a chunk reach 2^32 − 1; if
+    /// `config` has a trigger or an eviction that is not a
+    /// [list order](crate::Eviction::is_list_order) (the hybrid replay
+    /// keeps strict LRU, FIFO or LFU tiers).
     pub fn with_reserve(
         config: &ReplayConfig,
         model: &CellModel,
@@ -221,6 +224,10 @@ impl HybridReplayer {
         let key_limit = (u64::from(u32::MAX) - 1) / rows as u64;
         assert!(distinct_keys as u64 <= key_limit, "distinct keys × cells a chunk below 2^32 - 1");
         let cells = distinct_keys * rows;
+        assert!(
+            config.eviction.is_list_order() && !config.has_trigger(),
+            "the hybrid replay evicts by lru, fifo or lfu at strict capacity"
+        );
         let tier = |capacity: Option<usize>| Tier::with_reserve(capacity, config.eviction, cells);
         let row_windows = model.row_windows();
         let mut state = State::default();
@@ -326,9 +333,9 @@ impl HybridReplayer {
         };
         report.capacity_saving =
             self.l1.capacity().is_none().then(|| 1.0 - ratio(self.l1.len() as u64, report.cells_all));
-        report.l1 = TierReport::new(&self.l1, self.l1_hits, None, None);
+        report.l1 = TierReport::of_strict(&self.l1, self.l1_hits);
         report.l2 =
-            self.l2.iter().zip(&self.served).map(|(tier, &served)| TierReport::new(tier, served, None, None)).collect();
+            self.l2.iter().zip(&self.served).map(|(tier, &served)| TierReport::of_strict(tier, served)).collect();
         report.planner_ns = Percentiles::of(&self.planner_ns);
         report.replay_seconds = self.elapsed_ns as f64 / 1e9;
         report

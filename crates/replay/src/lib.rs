@@ -9,6 +9,10 @@
 //!   with an adapter's `weight=` and `bw=`;
 //! - [`Tier`] is one cache level with [`Eviction`] LRU, FIFO or LFU, a
 //!   16-byte node per key held and a 4-byte slot per distinct key;
+//! - [`PolicyTier`] evicts with LMCache's policies (the `tier-state`
+//!   crate's LRU, S3-FIFO, ARC, noop), at strict capacity or under
+//!   LMCache's timed [`Trigger`] (a watermark and a ratio, checked every
+//!   second of the trace's time);
 //! - [`Planner`] does the per-request lookup → plan → hit without
 //!   allocating, and [`Replayer`] the whole model, whose rules
 //!   `docs/REPLAY.md` states;
@@ -40,7 +44,10 @@
 mod error;
 mod fast_line;
 pub mod hybrid;
+mod list_policy;
 mod planner;
+mod policy_tier;
+mod replay_tier;
 mod replayer;
 mod report;
 mod spec;
@@ -48,18 +55,24 @@ pub mod sweep;
 pub mod synthetic;
 mod tier;
 mod trace;
+mod trigger;
 
 // The crates whose types this API names, for users to name them too.
 pub use bitmap_core;
 pub use prefetch_policy;
+pub use tier_state;
 
 pub use error::{ReplayError, SpecError, TraceError, TraceErrorKind};
+pub use list_policy::ListPolicy;
 pub use planner::Planner;
+pub use policy_tier::{PolicyCounts, PolicyTier, new_policy};
+pub use replay_tier::{HoldsKeys, ReplayTier};
 pub use replayer::{AdapterConfig, ReplayConfig, Replayer};
 pub use report::{HitRatios, Percentiles, Report, TierReport};
 pub use spec::{Capacity, TierSpec};
 pub use tier::{Eviction, Tier};
 pub use trace::{Request, Trace, TraceOptions};
+pub use trigger::{DEFAULT_EVICT_INTERVAL_MS, Trigger};
 
 /// This crate's README (what crates.io shows), compiled and run as a
 /// doctest so that its example cannot go stale.

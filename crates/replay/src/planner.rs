@@ -5,7 +5,7 @@
 use bitmap_core::Bitmap;
 use prefetch_policy::{AdapterDescriptor, Keys, LoadPlan, LookupResults, PlanError, PrefetchPolicy};
 
-use crate::tier::Tier;
+use crate::replay_tier::HoldsKeys;
 
 /// The per-request planning of a replay, allocation-free once its buffers
 /// have seen the longest request (see `tests/no_alloc.rs`).
@@ -67,11 +67,11 @@ impl Planner {
     /// # Errors
     ///
     /// The policy's [`PlanError`]; the planner is then valid to reuse.
-    pub fn plan(
+    pub fn plan<L: HoldsKeys, A: HoldsKeys>(
         &mut self,
         keys: &[u32],
-        l1: &Tier,
-        l2: &[Tier],
+        l1: &L,
+        l2: &[A],
         policy: &dyn PrefetchPolicy,
         adapters: &[AdapterDescriptor],
     ) -> Result<usize, PlanError> {
@@ -81,22 +81,14 @@ impl Planner {
 
     /// (a) Looks up each key in L1, and each key not in L1 in each adapter,
     /// into the lookup bitmaps (what LMCache's `lookup_and_lock` answers).
-    pub fn lookup(&mut self, keys: &[u32], l1: &Tier, l2: &[Tier]) {
+    pub fn lookup<L: HoldsKeys, A: HoldsKeys>(&mut self, keys: &[u32], l1: &L, l2: &[A]) {
         let n = keys.len();
         self.in_l1.reset(n);
-        for (i, &key) in keys.iter().enumerate() {
-            if l1.contains(key) {
-                self.in_l1.set(i);
-            }
-        }
+        l1.mark_held(keys, None, &mut self.in_l1);
         self.lookup.clear();
         for (j, tier) in l2.iter().enumerate() {
             let held = self.lookup.insert_clear(j, n);
-            for (i, &key) in keys.iter().enumerate() {
-                if !self.in_l1.test(i) && tier.contains(key) {
-                    held.set(i);
-                }
-            }
+            tier.mark_held(keys, Some(&self.in_l1), held);
         }
     }
 

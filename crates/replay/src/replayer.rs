@@ -7,9 +7,11 @@ use prefetch_policy::{AdapterDescriptor, PrefetchPolicy, create_prefetch_policy}
 
 use crate::error::ReplayError;
 use crate::planner::Planner;
+use crate::replay_tier::ReplayTier;
 use crate::report::{HitRatios, Percentiles, Report, TierReport};
-use crate::tier::{Eviction, Tier};
+use crate::tier::Eviction;
 use crate::trace::{Request, Trace};
+use crate::trigger::{CheckClock, DEFAULT_EVICT_INTERVAL_MS, Trigger};
 
 /// One L2 adapter of a replay.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,12 +22,16 @@ pub struct AdapterConfig {
     pub weight: f64,
     /// Its load bandwidth in bytes per second, if known.
     pub bandwidth: Option<f64>,
+    /// LMCache's eviction trigger for it (`--l2-watermark`,
+    /// `--l2-evict-ratio`); `None`: strict capacity.
+    pub trigger: Option<Trigger>,
 }
 
 impl AdapterConfig {
-    /// An adapter of `capacity` blocks, weight 1, no bandwidth.
+    /// An adapter of `capacity` blocks, weight 1, no bandwidth, strict
+    /// capacity.
     pub fn new(capacity: Option<usize>) -> AdapterConfig {
-        AdapterConfig { capacity, weight: 1.0, bandwidth: None }
+        AdapterConfig { capacity, weight: 1.0, bandwidth: None, trigger: None }
     }
 }
 
@@ -40,10 +46,16 @@ pub struct ReplayConfig {
     /// A registered prefetch policy's name (`default`, `balanced`,
     /// `retain`, …).
     pub policy: String,
-    /// How every tier evicts.
+    /// How every tier evicts (each with its own policy).
     pub eviction: Eviction,
     /// Bytes of KV cache a token, for the byte counts; `None`: none.
     pub kv_bytes_per_token: Option<u64>,
+    /// LMCache's eviction trigger for L1 (`--l1-watermark`,
+    /// `--evict-ratio`); `None`: strict capacity.
+    pub l1_trigger: Option<Trigger>,
+    /// The interval of the triggers' checks in trace milliseconds
+    /// (`--evict-interval-ms`; LMCache's is 1,000).
+    pub evict_interval_ms: u64,
 }
 
 impl ReplayConfig {
@@ -55,7 +67,33 @@ impl ReplayConfig {
             policy: "default".to_owned(),
             eviction: Eviction::Lru,
             kv_bytes_per_token: None,
+            l1_trigger: None,
+            evict_interval_ms: DEFAULT_EVICT_INTERVAL_MS,
         }
+    }
+
+    /// Whether any tier evicts under a trigger.
+    pub fn has_trigger(&self) -> bool {
+        self.l1_trigger.is_some() || self.adapters.iter().any(|adapter| adapter.trigger.is_some())
+    }
+
+    /// Checks the triggers' values and the interval.
+    ///
+    /// # Errors
+    ///
+    /// [`ReplayError::OutOfRange`] for a watermark or ratio outside
+    /// [0, 1], [`ReplayError::ZeroInterval`] for an interval of 0 with a
+    /// trigger.
+    pub fn validate(&self) -> Result<(), ReplayError> {
+        let triggers =
+            self.l1_trigger.iter().chain(self.adapters.iter().filter_map(|adapter| adapter.trigger.as_ref()));
+        for trigger in triggers {
+            trigger.validate()?;
+        }
+        if self.has_trigger() && self.evict_interval_ms == 0 {
+            return Err(ReplayError::ZeroInterval);
+        }
+        Ok(())
     }
 }
 
@@ -93,8 +131,10 @@ pub struct Replayer {
     config: ReplayConfig,
     policy: Box<dyn PrefetchPolicy>,
     descriptors: Vec<AdapterDescriptor>,
-    l1: Tier,
-    l2: Vec<Tier>,
+    l1: ReplayTier,
+    l2: Vec<ReplayTier>,
+    /// The triggers' checks, when a tier has one.
+    clock: Option<CheckClock>,
     planner: Planner,
     totals: Totals,
     planner_ns: Vec<u64>,
@@ -109,7 +149,8 @@ impl Replayer {
     /// # Errors
     ///
     /// [`ReplayError::Policy`] for an unregistered policy,
-    /// [`ReplayError::TooManyAdapters`] past 64 adapters.
+    /// [`ReplayError::TooManyAdapters`] past 64 adapters, and the errors of
+    /// [`ReplayConfig::validate`].
     pub fn new(config: &ReplayConfig) -> Result<Replayer, ReplayError> {
         Replayer::with_reserve(config, 0, 0)
     }
@@ -125,6 +166,7 @@ impl Replayer {
         if config.adapters.len() > 64 {
             return Err(ReplayError::TooManyAdapters(config.adapters.len()));
         }
+        config.validate()?;
         let policy = create_prefetch_policy(&config.policy)?;
         let descriptors = config
             .adapters
@@ -136,12 +178,13 @@ impl Replayer {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let tier = |capacity| Tier::with_reserve(capacity, config.eviction, distinct_keys);
+        let tier = |capacity, trigger| ReplayTier::new(capacity, config.eviction, trigger, distinct_keys);
         Ok(Replayer {
             policy,
             descriptors,
-            l1: tier(config.l1),
-            l2: config.adapters.iter().map(|adapter| tier(adapter.capacity)).collect(),
+            l1: tier(config.l1, config.l1_trigger),
+            l2: config.adapters.iter().map(|adapter| tier(adapter.capacity, adapter.trigger)).collect(),
+            clock: config.has_trigger().then(|| CheckClock::new(config.evict_interval_ms)),
             planner: Planner::with_capacity(max_keys, config.adapters.len()),
             totals: Totals { served: vec![0; config.adapters.len()], ..Totals::default() },
             planner_ns: Vec::new(),
@@ -185,12 +228,14 @@ impl Replayer {
     /// The policy's [`PlanError`](prefetch_policy::PlanError).
     pub fn step(&mut self, request: Request<'_>, block_tokens: u64) -> Result<usize, prefetch_policy::PlanError> {
         self.block_tokens = block_tokens;
+        self.run_checks(request.timestamp_ms);
         let hit = self.planner.plan(request.keys, &self.l1, &self.l2, self.policy.as_ref(), &self.descriptors)?;
         self.apply(request, hit);
         Ok(hit)
     }
 
     fn step_timed(&mut self, request: Request<'_>) -> Result<(), prefetch_policy::PlanError> {
+        self.run_checks(request.timestamp_ms);
         self.planner.lookup(request.keys, &self.l1, &self.l2);
         // The planner's own time: from the lookup bitmaps to the prefix.
         let start = Instant::now();
@@ -221,30 +266,55 @@ impl Replayer {
         }
         totals.l1_hits += (hit - served_total) as u64;
 
-        // (d) L1 touches every key in order.
-        for &key in keys {
-            self.l1.touch(key);
+        // (d) L1: at strict capacity it touches every key in order; under
+        // a trigger it hears its hits touched and the rest written, each
+        // in one batch.
+        match &mut self.l1 {
+            ReplayTier::Policy(tier) if tier.trigger().is_some() => {
+                let in_l1 = self.planner.in_l1();
+                let marked = || keys.iter().enumerate().map(|(i, &key)| (in_l1.test(i), key));
+                tier.touch_batch(marked().take(hit).filter(|&(held, _)| held).map(|(_, key)| key));
+                tier.write_batch(marked().filter(|&(held, _)| !held).map(|(_, key)| key), false);
+            }
+            tier => tier.touch_each(keys.iter().copied()),
         }
-        // (e) Each adapter touches what it served and what was computed.
+        // (e) Each adapter touches what it served and what was computed
+        // (under a trigger: the served keys touched, the computed written).
         for (j, tier) in self.l2.iter_mut().enumerate() {
-            if let Some(loads) = self.planner.plan_of(j) {
-                for i in loads.ones().take_while(|&i| i < hit) {
-                    tier.touch(keys[i]);
+            let served = self.planner.plan_of(j).into_iter().flat_map(|loads| loads.ones().take_while(|&i| i < hit));
+            match tier {
+                ReplayTier::Policy(tier) if tier.trigger().is_some() => {
+                    tier.touch_batch(served.map(|i| keys[i]));
+                    tier.write_batch(keys[hit..].iter().copied(), true);
+                }
+                tier => {
+                    tier.touch_each(served.map(|i| keys[i]));
+                    tier.touch_each(keys[hit..].iter().copied());
                 }
             }
-            for &key in &keys[hit..] {
-                tier.touch(key);
+        }
+    }
+
+    /// Runs the triggers' checks due before a request at `now_ms`, L1's
+    /// then the adapters', on the same clock.
+    fn run_checks(&mut self, now_ms: u64) {
+        let Some(clock) = self.clock.as_mut() else { return };
+        while clock.due(now_ms) {
+            let mut fired = self.l1.check();
+            for tier in &mut self.l2 {
+                fired |= tier.check();
             }
+            clock.advance(now_ms, fired);
         }
     }
 
     /// L1.
-    pub fn l1(&self) -> &Tier {
+    pub fn l1(&self) -> &ReplayTier {
         &self.l1
     }
 
     /// The adapters' tiers.
-    pub fn l2(&self) -> &[Tier] {
+    pub fn l2(&self) -> &[ReplayTier] {
         &self.l2
     }
 
@@ -266,6 +336,7 @@ impl Replayer {
         Report {
             policy: self.config.policy.clone(),
             eviction: self.config.eviction.name(),
+            evict_interval_ms: self.config.has_trigger().then_some(self.config.evict_interval_ms),
             block_tokens,
             kv_bytes_per_token: self.config.kv_bytes_per_token,
             requests: totals.requests,

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::policy_tier::PolicyCounts;
+use crate::replay_tier::ReplayTier;
 use crate::tier::Tier;
 
 /// Hit ratios three ways.
@@ -26,28 +28,78 @@ pub struct TierReport {
     pub hit_blocks: u64,
     /// The same in bytes, with `--kv-bytes-per-token`.
     pub hit_bytes: Option<u64>,
-    /// Keys it evicted.
+    /// Keys it evicted (to make room, or by checks).
     pub evictions: u64,
     /// Keys it holds at the end.
     pub entries: usize,
-    /// The heap bytes its index takes at the end (an estimate, see
-    /// [`Tier::memory_bytes`]).
+    /// The most keys it held at once.
+    pub peak_entries: usize,
+    /// The heap bytes its index takes at the end, its eviction policy's
+    /// included (an estimate, see [`Tier::memory_bytes`] and
+    /// [`PolicyTier::memory_bytes`](crate::PolicyTier::memory_bytes)).
     pub index_bytes: usize,
     /// For an adapter with a bandwidth: its hit bytes over it, in seconds.
     pub load_seconds: Option<f64>,
+    /// Under LMCache's trigger: its watermark (`null`: strict capacity).
+    pub watermark: Option<f64>,
+    /// Under LMCache's trigger: its eviction ratio.
+    pub evict_ratio: Option<f64>,
+    /// The checks that fired (usage at or above the watermark).
+    pub checks_fired: u64,
+    /// The keys those checks evicted.
+    pub evicted_by_checks: u64,
+    /// The keys not admitted because the tier was full.
+    pub dropped_full: u64,
 }
 
 impl TierReport {
-    pub(crate) fn new(tier: &Tier, hit_blocks: u64, block_bytes: Option<u64>, bandwidth: Option<f64>) -> TierReport {
+    pub(crate) fn new(
+        tier: &ReplayTier,
+        hit_blocks: u64,
+        block_bytes: Option<u64>,
+        bandwidth: Option<f64>,
+    ) -> TierReport {
+        let mut report = TierReport::with_counts(tier.capacity(), tier.counts(), hit_blocks, block_bytes, bandwidth);
+        report.entries = tier.len();
+        report.index_bytes = tier.memory_bytes();
+        if let Some(trigger) = tier.trigger() {
+            report.watermark = Some(trigger.watermark);
+            report.evict_ratio = Some(trigger.ratio);
+        }
+        report
+    }
+
+    /// A strict tier's report (the hybrid replay's tiers).
+    pub(crate) fn of_strict(tier: &Tier, hit_blocks: u64) -> TierReport {
+        let counts = PolicyCounts { evictions: tier.evictions(), peak: tier.peak_len(), ..PolicyCounts::default() };
+        let mut report = TierReport::with_counts(tier.capacity(), counts, hit_blocks, None, None);
+        report.entries = tier.len();
+        report.index_bytes = tier.memory_bytes();
+        report
+    }
+
+    fn with_counts(
+        capacity_blocks: Option<usize>,
+        counts: PolicyCounts,
+        hit_blocks: u64,
+        block_bytes: Option<u64>,
+        bandwidth: Option<f64>,
+    ) -> TierReport {
         let hit_bytes = block_bytes.map(|bytes| bytes * hit_blocks);
         TierReport {
-            capacity_blocks: tier.capacity(),
+            capacity_blocks,
             hit_blocks,
             hit_bytes,
-            evictions: tier.evictions(),
-            entries: tier.len(),
-            index_bytes: tier.memory_bytes(),
+            evictions: counts.evictions,
+            entries: 0,
+            peak_entries: counts.peak,
+            index_bytes: 0,
             load_seconds: hit_bytes.zip(bandwidth).map(|(bytes, rate)| bytes as f64 / rate),
+            watermark: None,
+            evict_ratio: None,
+            checks_fired: counts.checks_fired,
+            evicted_by_checks: counts.evicted_by_checks,
+            dropped_full: counts.dropped_full,
         }
     }
 }
@@ -87,8 +139,11 @@ impl Percentiles {
 pub struct Report {
     /// The prefetch policy.
     pub policy: String,
-    /// The eviction order (`lru`, `fifo`).
+    /// The eviction policy (`lru`, `fifo`, `lfu`, `s3fifo`, `arc`, `noop`).
     pub eviction: &'static str,
+    /// The interval of LMCache's eviction checks, in trace milliseconds,
+    /// when a tier has a trigger (`null`: every tier at strict capacity).
+    pub evict_interval_ms: Option<u64>,
     /// Tokens a block.
     pub block_tokens: u64,
     /// Bytes a token, if given.

@@ -121,24 +121,24 @@ pub fn generate(options: &SyntheticOptions) -> Trace {
             history.clone_from(&keys);
         }
         let tokens = (len as u64 - 1) * options.block_tokens + 1 + random.below(options.block_tokens);
-        trace.push(&keys, tokens);
+        trace.push_timed(&keys, tokens, trace.len() as u64 * 100);
     }
     trace
 }
 
-/// Writes `trace` as Mooncake NDJSON (`timestamp` 100 ms apart, an
-/// `output_length` of 0), which [`Trace::parse`] reads back.
+/// Writes `trace` as Mooncake NDJSON (the requests' `timestamp`s, 100 ms
+/// apart in a [`generate`]d trace; an `output_length` of 0), which
+/// [`Trace::parse`] reads back.
 ///
 /// # Errors
 ///
 /// The writer's.
 pub fn write_mooncake(trace: &Trace, mut out: impl Write) -> io::Result<()> {
-    for (index, request) in trace.requests().enumerate() {
+    for request in trace.requests() {
         write!(
             out,
             "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": 0, \"hash_ids\": [",
-            index * 100,
-            request.tokens
+            request.timestamp_ms, request.tokens
         )?;
         for (i, key) in request.keys.iter().enumerate() {
             if i > 0 {

@@ -24,7 +24,14 @@
 /// The end of the recency list.
 const NIL: u32 = u32::MAX;
 
-/// How a full tier picks the key to drop.
+/// How a tier picks the keys to drop.
+///
+/// `Lru`, `Fifo` and `Lfu` are the replay's own orders, which a strict
+/// [`Tier`] keeps in one index-linked list. The others are LMCache's
+/// policies from the `tier-state` crate, replayed by a
+/// [`PolicyTier`](crate::PolicyTier); so are all six under LMCache's timed
+/// trigger ([`Trigger`](crate::Trigger)), where `Lru` means LMCache's LRU
+/// (`docs/REPLAY.md` says how the two LRUs differ).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Eviction {
     /// Least recently used: a touch moves a key to the most recent end.
@@ -38,33 +45,55 @@ pub enum Eviction {
     /// in with one touch, so it is the first to go if every other key has
     /// more (LFU's known weakness, kept: it is what users compare).
     Lfu,
+    /// LMCache's S3-FIFO (`eviction_policy/s3fifo.py`): a small and a main
+    /// FIFO and a ghost set.
+    S3Fifo,
+    /// LMCache's ARC (`eviction_policy/arc.py`): T1, T2, their ghosts and
+    /// an adaptive target.
+    Arc,
+    /// LMCache's `noop`: never evicts, so a full tier drops what comes.
+    Noop,
 }
 
 impl Eviction {
-    /// The flag's spelling: `lru`, `fifo`.
+    /// Every policy, in the order the flag's help lists them.
+    pub const ALL: [Eviction; 6] =
+        [Eviction::Lru, Eviction::Fifo, Eviction::Lfu, Eviction::S3Fifo, Eviction::Arc, Eviction::Noop];
+
+    /// The flag's spelling: `lru`, `fifo`, `lfu`, `s3fifo`, `arc`, `noop`.
     pub const fn name(self) -> &'static str {
         match self {
             Eviction::Lru => "lru",
             Eviction::Fifo => "fifo",
             Eviction::Lfu => "lfu",
+            Eviction::S3Fifo => "s3fifo",
+            Eviction::Arc => "arc",
+            Eviction::Noop => "noop",
         }
     }
 
-    /// The policy named `name` (`lru`, `fifo`), or `None`.
+    /// The policy named `name` (as [`name`](Eviction::name) spells it), or
+    /// `None`.
     ///
     /// ```
     /// use kv_replay::Eviction;
     /// assert_eq!(Eviction::from_name("fifo"), Some(Eviction::Fifo));
-    /// assert_eq!(Eviction::from_name("lfu"), Some(Eviction::Lfu));
-    /// assert_eq!(Eviction::from_name("arc"), None);
+    /// assert_eq!(Eviction::from_name("arc"), Some(Eviction::Arc));
+    /// assert_eq!(Eviction::from_name("ARC"), None);
     /// ```
     pub fn from_name(name: &str) -> Option<Eviction> {
-        match name {
-            "lru" => Some(Eviction::Lru),
-            "fifo" => Some(Eviction::Fifo),
-            "lfu" => Some(Eviction::Lfu),
-            _ => None,
-        }
+        Eviction::ALL.into_iter().find(|eviction| eviction.name() == name)
+    }
+
+    /// The names, comma-separated, for messages: `lru, fifo, …`.
+    pub fn names() -> String {
+        Eviction::ALL.map(Eviction::name).join(", ")
+    }
+
+    /// Whether a strict [`Tier`] keeps this order itself (`lru`, `fifo`,
+    /// `lfu`); the others need a [`PolicyTier`](crate::PolicyTier).
+    pub const fn is_list_order(self) -> bool {
+        matches!(self, Eviction::Lru | Eviction::Fifo | Eviction::Lfu)
     }
 }
 
@@ -109,6 +138,8 @@ pub struct Tier {
     newest: u32,
     oldest: u32,
     evictions: u64,
+    /// The most keys held at once.
+    peak: usize,
 }
 
 impl Tier {
@@ -121,7 +152,9 @@ impl Tier {
     /// # Panics
     ///
     /// If `capacity` is `u32::MAX` keys or more: nodes are indexed by
-    /// `u32` to keep an entry at 16 bytes.
+    /// `u32` to keep an entry at 16 bytes. If `eviction` is not a
+    /// [list order](Eviction::is_list_order) (a [`PolicyTier`](crate::PolicyTier)
+    /// replays the others).
     pub fn new(capacity: Option<usize>, eviction: Eviction) -> Tier {
         Tier::with_reserve(capacity, eviction, capacity.unwrap_or(0))
     }
@@ -129,7 +162,12 @@ impl Tier {
     /// [`new`](Tier::new), reserving room for keys `0..reserve` (nodes for
     /// at most the capacity): a replay that knows how many distinct keys its
     /// trace has reserves that many and never grows the tier.
+    ///
+    /// # Panics
+    ///
+    /// As [`new`](Tier::new).
     pub fn with_reserve(capacity: Option<usize>, eviction: Eviction, reserve: usize) -> Tier {
+        assert!(eviction.is_list_order(), "a strict tier keeps lru, fifo or lfu, not {}", eviction.name());
         assert!(capacity.is_none_or(|capacity| capacity < NIL as usize), "a tier holds fewer than 2^32 - 1 keys");
         let nodes = capacity.map_or(reserve, |capacity| reserve.min(capacity));
         Tier {
@@ -141,6 +179,7 @@ impl Tier {
             newest: NIL,
             oldest: NIL,
             evictions: 0,
+            peak: 0,
         }
     }
 
@@ -167,6 +206,11 @@ impl Tier {
     /// The number of keys evicted so far.
     pub fn evictions(&self) -> u64 {
         self.evictions
+    }
+
+    /// The most keys held at once so far.
+    pub fn peak_len(&self) -> usize {
+        self.peak
     }
 
     /// Whether `key` is held.
@@ -235,6 +279,18 @@ impl Tier {
         keys
     }
 
+    /// The keys held, from the next to be evicted to the most recent (the
+    /// reverse of [`keys_newest_first`](Tier::keys_newest_first), without
+    /// allocating).
+    pub fn keys_oldest_first(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut slot = self.oldest;
+        std::iter::from_fn(move || {
+            let node = self.nodes.get(slot as usize)?;
+            slot = node.newer;
+            Some(node.key)
+        })
+    }
+
     /// The heap bytes the tier holds: its node vector and its key index.
     pub fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * size_of::<Node>() + self.slot_of.capacity() * size_of::<u32>()
@@ -277,6 +333,8 @@ impl Tier {
             let slot = self.nodes.len() as u32;
             assert!(slot != NIL, "a tier holds fewer than 2^32 - 1 keys");
             self.nodes.push(Node { key, newer: NIL, older: NIL, count: 1 });
+            // Only here does the tier grow (a full tier reuses a node).
+            self.peak = self.peak.max(self.nodes.len());
             slot
         };
         let index = key as usize;

@@ -8,6 +8,11 @@
 //!   fields are ignored);
 //! - plain: `{"keys": [id, …], "tokens": n}` (`tokens` optional).
 //!
+//! Either may carry a `timestamp` in milliseconds (a non-negative number,
+//! read down to a whole millisecond): only the replay of LMCache's timed
+//! eviction trigger reads it. A line without one has the previous line's
+//! (0 for the first).
+//!
 //! Ids are non-negative integers below 2^64. Without a token count, a
 //! request counts `keys × block_tokens` tokens. With one, the number of ids
 //! must be `ceil(tokens / block_tokens)`. Blank lines are skipped. The
@@ -59,6 +64,9 @@ pub struct Request<'t> {
     pub keys: &'t [u32],
     /// The input tokens (`input_length`).
     pub tokens: u64,
+    /// When it arrives, in milliseconds from the trace's start
+    /// (`timestamp`; see the module's doc for a line without one).
+    pub timestamp_ms: u64,
 }
 
 /// A parsed trace, held in three flat vectors (all keys back to back, the
@@ -90,6 +98,7 @@ pub struct Trace {
     dense: FxHashMap<u64, u32>,
     ends: Vec<usize>,
     tokens: Vec<u64>,
+    timestamps_ms: Vec<u64>,
     block_tokens: u64,
 }
 
@@ -97,8 +106,8 @@ pub struct Trace {
 /// block size, whatever ids they were read from.
 impl PartialEq for Trace {
     fn eq(&self, other: &Trace) -> bool {
-        (&self.keys, &self.ends, &self.tokens, self.block_tokens)
-            == (&other.keys, &other.ends, &other.tokens, other.block_tokens)
+        (&self.keys, &self.ends, &self.tokens, &self.timestamps_ms, self.block_tokens)
+            == (&other.keys, &other.ends, &other.tokens, &other.timestamps_ms, other.block_tokens)
     }
 }
 
@@ -113,6 +122,7 @@ struct Line {
     keys: Option<Vec<u64>>,
     input_length: Option<i64>,
     tokens: Option<i64>,
+    timestamp: Option<f64>,
 }
 
 impl Trace {
@@ -152,20 +162,33 @@ impl Trace {
             if text.is_empty() {
                 continue;
             }
-            let tokens = parse_line(text, options.block_tokens, &mut keys)
+            let (tokens, timestamp_ms) = parse_line(text, options.block_tokens, &mut keys)
                 .map_err(|(field, kind)| TraceError::new(line, field, kind))?;
-            trace.push(&keys, tokens);
+            match timestamp_ms {
+                Some(timestamp_ms) => trace.push_timed(&keys, tokens, timestamp_ms),
+                None => trace.push(&keys, tokens),
+            }
         }
         Ok(trace)
     }
 
-    /// Appends a request, interning its keys. `tokens` is not checked
-    /// against the keys.
+    /// Appends a request, interning its keys, at the previous request's
+    /// time (0 for the first). `tokens` is not checked against the keys.
     ///
     /// # Panics
     ///
     /// Past 2^32 − 1 distinct keys.
     pub fn push(&mut self, keys: &[u64], tokens: u64) {
+        let timestamp_ms = self.timestamps_ms.last().copied().unwrap_or(0);
+        self.push_timed(keys, tokens, timestamp_ms);
+    }
+
+    /// [`push`](Trace::push), arriving at `timestamp_ms`.
+    ///
+    /// # Panics
+    ///
+    /// Past 2^32 − 1 distinct keys.
+    pub fn push_timed(&mut self, keys: &[u64], tokens: u64, timestamp_ms: u64) {
         for &key in keys {
             let next = u32::try_from(self.dense.len()).ok().filter(|&next| next != u32::MAX);
             let dense = *self.dense.entry(key).or_insert_with(|| next.expect("fewer than 2^32 - 1 distinct keys"));
@@ -173,6 +196,7 @@ impl Trace {
         }
         self.ends.push(self.keys.len());
         self.tokens.push(tokens);
+        self.timestamps_ms.push(timestamp_ms);
     }
 
     /// The number of requests.
@@ -218,7 +242,11 @@ impl Trace {
     /// If `index >= len()`.
     pub fn request(&self, index: usize) -> Request<'_> {
         let start = if index == 0 { 0 } else { self.ends[index - 1] };
-        Request { keys: &self.keys[start..self.ends[index]], tokens: self.tokens[index] }
+        Request {
+            keys: &self.keys[start..self.ends[index]],
+            tokens: self.tokens[index],
+            timestamp_ms: self.timestamps_ms[index],
+        }
     }
 
     /// The requests in order.
@@ -256,14 +284,27 @@ const PROGRESS_EVERY: usize = 4096;
 /// imply it) and the kind.
 type LineError = (Option<String>, TraceErrorKind);
 
-/// One line's keys (into `keys`, replacing its contents) and tokens: the
-/// fast path when it takes the line, else serde.
-fn parse_line(text: &str, block_tokens: u64, keys: &mut Vec<u64>) -> Result<u64, LineError> {
+/// One line's keys (into `keys`, replacing its contents), tokens and
+/// timestamp: the fast path when it takes the line, else serde.
+fn parse_line(text: &str, block_tokens: u64, keys: &mut Vec<u64>) -> Result<(u64, Option<u64>), LineError> {
     if let Some(line) = fast_line::read(text.as_bytes(), keys) {
         let tokens = line.tokens.map(|(field, tokens)| (field, tokens as i64));
-        return tokens_of(line.keys_field, keys.len(), tokens, block_tokens);
+        return Ok((tokens_of(line.keys_field, keys.len(), tokens, block_tokens)?, line.timestamp));
     }
     let line: Line = serde_json::from_str(text).map_err(|error| diagnose(text, error))?;
+    let timestamp_ms = match line.timestamp {
+        // Down to a whole millisecond: the trigger's checks fall on whole
+        // milliseconds, so `t >= check` is the same either way.
+        Some(timestamp) if timestamp >= 0.0 && timestamp < u64::MAX as f64 => Some(timestamp as u64),
+        Some(timestamp) => {
+            let kind = TraceErrorKind::WrongType {
+                expected: "a non-negative number of milliseconds",
+                found: timestamp.to_string(),
+            };
+            return Err((Some("timestamp".to_owned()), kind));
+        }
+        None => None,
+    };
     let (keys_field, ids) = match (line.hash_ids, line.keys) {
         (Some(_), Some(_)) => return Err((Some("keys".to_owned()), TraceErrorKind::Conflicting { other: "hash_ids" })),
         (Some(ids), None) => (Some("hash_ids"), ids),
@@ -279,7 +320,7 @@ fn parse_line(text: &str, block_tokens: u64, keys: &mut Vec<u64>) -> Result<u64,
         (None, None) => None,
     };
     *keys = ids;
-    tokens_of(keys_field, keys.len(), tokens, block_tokens)
+    Ok((tokens_of(keys_field, keys.len(), tokens, block_tokens)?, timestamp_ms))
 }
 
 /// The rules both paths share: the keys must be there, the token count
@@ -339,6 +380,13 @@ fn diagnose(text: &str, error: serde_json::Error) -> LineError {
                 let kind = TraceErrorKind::WrongType { expected: "an array of ids", found: preview(other) };
                 return (Some(field.to_owned()), kind);
             }
+        }
+    }
+    match object.get("timestamp") {
+        None | Some(Value::Null | Value::Number(_)) => {}
+        Some(other) => {
+            let kind = TraceErrorKind::WrongType { expected: "a number of milliseconds", found: preview(other) };
+            return (Some("timestamp".to_owned()), kind);
         }
     }
     for field in ["input_length", "tokens"] {

@@ -125,3 +125,57 @@ fn planner_times_are_recorded_per_request() {
     assert!(report.planner_ns.p50 <= report.planner_ns.p99 && report.planner_ns.p99 <= report.planner_ns.max);
     assert!(report.replay_seconds > 0.0 && report.requests_per_second > 0.0);
 }
+
+/// Strict capacity's results, pinned: the counts of the replay at the
+/// start of issue #29's branch (80ff6b8's `prefetch-plan replay`, on the
+/// same synthetic trace), which LMCache's policies and trigger must leave
+/// unchanged when neither is asked for.
+#[test]
+fn strict_capacity_results_are_those_before_lmcaches_eviction() {
+    use kv_replay::synthetic::{SyntheticOptions, generate};
+    let trace = generate(&SyntheticOptions::default().with_size(2_000, 24).with_seed(1));
+    // (hit blocks, L1 hits, L1 evictions, adapter 0 hits, its evictions,
+    // adapter 1 hits), at L1 of 0, 300, 1,000 and inf, adapters of 3,000
+    // and inf.
+    let pinned = [
+        (
+            Eviction::Lru,
+            [
+                (28592, 0, 46886, 22565, 15294, 6027),
+                (28592, 11656, 35050, 11020, 15294, 5916),
+                (28592, 16633, 29315, 6233, 15294, 5726),
+                (28592, 28592, 0, 0, 15294, 0),
+            ],
+        ),
+        (
+            Eviction::Fifo,
+            [
+                (28592, 0, 46886, 19256, 15294, 9336),
+                (28592, 10845, 35892, 10659, 15294, 7088),
+                (28592, 16390, 29542, 6058, 15294, 6144),
+                (28592, 28592, 0, 0, 15294, 0),
+            ],
+        ),
+        (
+            Eviction::Lfu,
+            [
+                (28592, 0, 46886, 13391, 15294, 15201),
+                (28592, 4998, 41655, 9035, 15294, 14559),
+                (28592, 7893, 38122, 7753, 15294, 12946),
+                (28592, 28592, 0, 0, 15294, 0),
+            ],
+        ),
+    ];
+    for (eviction, expected) in pinned {
+        for (l1, expected) in [Some(0), Some(300), Some(1_000), None].into_iter().zip(expected) {
+            let mut config = ReplayConfig::new(l1, &[Some(3_000), None]);
+            config.eviction = eviction;
+            let report = replay(&config, &trace);
+            let (l1, l2) = (&report.l1, &report.l2);
+            let counts =
+                (report.hit_blocks, l1.hit_blocks, l1.evictions, l2[0].hit_blocks, l2[0].evictions, l2[1].hit_blocks);
+            assert_eq!(counts, expected, "{eviction:?} {config:?}");
+            assert_eq!((report.evict_interval_ms, l1.checks_fired, l1.dropped_full), (None, 0, 0));
+        }
+    }
+}

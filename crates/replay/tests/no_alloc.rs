@@ -10,7 +10,7 @@ use std::alloc::System;
 
 use kv_replay::hybrid::{CellModel, HybridReplayer};
 use kv_replay::synthetic::{SyntheticOptions, generate};
-use kv_replay::{Eviction, Planner, ReplayConfig, Replayer, Tier};
+use kv_replay::{Eviction, Planner, ReplayConfig, Replayer, Tier, Trigger};
 use prefetch_policy::{AdapterDescriptor, DefaultPolicy, PrefetchPolicy, create_prefetch_policy};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
@@ -73,6 +73,37 @@ fn replay_steps_with_reserved_tiers() {
     assert!(replayer.l1().evictions() > 0, "the test must evict to mean anything");
 }
 
+/// LMCache's policies (through `tier-state`'s trait), at strict capacity
+/// and under the trigger on L1 and a bounded adapter: once a pass over the
+/// trace has sized the reused buffers (victims, batches, ARC's release
+/// log), a second pass allocates nothing. Not LFU: its list keeps the tail
+/// of each touch count's run in a vector indexed by count, which grows
+/// (rarely, by the largest count) as a second pass raises the counts.
+fn policy_tiers_after_a_first_pass() {
+    let trace = generate(&SyntheticOptions::default().with_size(3_000, 24).with_seed(5));
+    for eviction in Eviction::ALL.into_iter().filter(|&eviction| eviction != Eviction::Lfu) {
+        for trigger in [None, Some(Trigger::LMCACHE_DEFAULT)] {
+            let mut config = ReplayConfig::new(Some(2_000), &[Some(10_000), None]);
+            config.eviction = eviction;
+            config.l1_trigger = trigger;
+            config.adapters[0].trigger = trigger;
+            let mut replayer = Replayer::with_reserve(&config, trace.distinct_keys(), trace.max_keys()).unwrap();
+            for request in trace.requests() {
+                replayer.step(request, trace.block_tokens()).unwrap();
+            }
+            let ops = heap_operations(|| {
+                for request in trace.requests() {
+                    replayer.step(request, trace.block_tokens()).unwrap();
+                }
+            });
+            assert_eq!(ops, 0, "{eviction:?} {trigger:?}");
+            let counts = replayer.l1().counts();
+            let evicted = counts.evictions + counts.dropped_full;
+            assert!(evicted > 0, "{eviction:?} {trigger:?}: L1 must fill to mean anything");
+        }
+    }
+}
+
 /// The hybrid replay's steps (the tiers' grids, fold, grid plan, counts,
 /// touches, drops and evictions) under full attention, a window of 4 and
 /// Mamba on 2 ranks, L1 and 2 adapters all bounded: nothing per request,
@@ -125,5 +156,6 @@ fn main() {
     planner_after_the_first_request();
     replay_steps_with_reserved_tiers();
     hybrid_steps_with_bounded_tiers();
-    println!("no_alloc: 4 checks passed");
+    policy_tiers_after_a_first_pass();
+    println!("no_alloc: 5 checks passed");
 }

@@ -145,8 +145,10 @@ pub trait EvictionPolicy: Send + core::fmt::Debug {
         let _ = out;
     }
 
-    /// Makes room for slots `0..slots`, so that later events do not grow
-    /// the policy's arrays (and its memory is exactly its per-slot cost).
+    /// Allocates and initialises slots `0..slots` (all untracked), so that
+    /// later events on them never grow the policy's arrays, and its memory
+    /// is exactly its per-slot cost. The default does nothing (`Lru` grows
+    /// as slots come; [`ChunkLru`](crate::ChunkLru) reserves its `Lru`).
     fn reserve_slots(&mut self, slots: usize) {
         let _ = slots;
     }

@@ -333,6 +333,12 @@ def replay(
     kv_bytes_per_token: int | None = None,
     windows: Sequence[int] | None = None,
     ranks: int = 1,
+    l1_watermark: float | None = None,
+    evict_ratio: float | None = None,
+    l2_watermark: float | Sequence[float] | None = None,
+    l2_evict_ratio: float | Sequence[float] | None = None,
+    evict_interval_ms: int = 1000,
+    timestamps: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """Replays a request trace through L1 and L2 adapters (docs/REPLAY.md):
     ``trace`` is a path to NDJSON (Mooncake's ``hash_ids`` lines or
@@ -342,8 +348,15 @@ def replay(
     replay --json`` as a dict; ``ValueError`` for a bad trace line (naming
     the line and field), capacity or policy. ``policy`` names a policy of
     the Rust registry (``default``, ``balanced``, ``retain``), not one
-    registered from Python; ``eviction`` is ``lru``, ``fifo`` or ``lfu``.
-    With ``windows`` (one per layer group: <= 0 full attention, >= 1
-    sliding, 1 Mamba), a hybrid replay of ``len(windows) * ranks`` cells a
-    chunk, capacities in cells (a block's worth each). Runs without the
-    GIL."""
+    registered from Python; ``eviction`` is ``lru``, ``fifo``, ``lfu``,
+    ``s3fifo``, ``arc`` or ``noop`` (``ValueError`` listing them for another).
+    ``l1_watermark`` (with ``evict_ratio``, default 0.2) replays LMCache's
+    timed trigger for L1, ``l2_watermark``/``l2_evict_ratio`` (one value for
+    all adapters or one each) for the adapters, a check every
+    ``evict_interval_ms`` of the trace's time; ``timestamps`` gives a list's
+    requests their times (a file has its own). A watermark or ratio outside
+    [0, 1] is a ``ValueError`` naming it. With ``windows`` (one per layer
+    group: <= 0 full attention, >= 1 sliding, 1 Mamba), a hybrid replay of
+    ``len(windows) * ranks`` cells a chunk, capacities in cells (a block's
+    worth each), strict capacity and ``lru``/``fifo``/``lfu`` only. Runs
+    without the GIL."""
