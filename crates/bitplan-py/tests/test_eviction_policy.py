@@ -341,3 +341,36 @@ def test_arc_ghosts_through_slots():
     assert released.dtype == np.uint32
     assert not any(policy.remembers(int(slot)) for slot in released)
     assert policy.memory_bytes() > 0
+
+
+@pytest.mark.parametrize("name", ["LRU", "IsolatedLRU"])
+def test_family_ids_survive_churn(name):
+    """Thousands of chunk families come and go (the key table sweeps the
+    dead ones and reuses their ids, from 1,024 on); victims still match the
+    model's, families whole."""
+    import sys
+
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    from _eviction_model import MODELS
+
+    def family(chunk, salt=""):
+        return [ObjectKey(ObjectKey.IntHash2Bytes(chunk), "m", rank, group, salt) for rank in (0, 1) for group in (0, 1)]
+
+    model, native = MODELS[name](), CreateEvictionPolicy(EvictionConfig(name))
+    for op, chunks in (("create", range(0, 3000)), ("remove", range(500, 2500)), ("create", range(4000, 5200))):
+        for chunk in chunks:
+            keys = family(chunk)
+            if op == "remove":
+                model.on_keys_removed(keys)
+                native.on_keys_removed([ObjectKey(**k.__dict__) for k in keys])
+            else:
+                # Two store batches per family, as two ranks' would be.
+                for half in (keys[::2], keys[1::2]):
+                    model.on_keys_created(half)
+                    native.on_keys_created(half)
+    assert native.get_num_tracked_keys() == model.get_num_tracked_keys() == 4 * (1000 + 1200)
+    refused = set(family(100)[:1] + family(4100)[1:2])
+    salt = "" if name == "IsolatedLRU" else None
+    expected = model.victims(0.3, lambda k: k not in refused, salt)
+    actions = native.get_eviction_actions(0.3, key_eligible_filter=lambda k: k not in refused, cache_salt=salt)
+    assert actions[0].keys == expected and len(expected) % 4 == 0

@@ -62,7 +62,7 @@ UPSTREAM_GROUPS = {
         "test_prefetch_policy_v2.py": "d2d85ea51c1524f10fe803deb685f53062357071",
     },
     "eviction (issue #29)": {
-        "test_lru_eviction_policy.py": "after fafc2861",
+        "test_lru_eviction_policy.py": "fafc2861+, with the key-filter class",
         "test_chunk_coherent_lru_eviction.py": "d18cdadcd811f77969d1750cb6d1996cd81bd749",
         "test_arc_eviction_policy.py": "142d02a18b0021fc33012f746a9727d86a959765",
     },

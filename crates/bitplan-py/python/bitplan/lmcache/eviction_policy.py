@@ -51,6 +51,8 @@ from typing import Any
 from bitplan import _native
 
 _lm = _native.lmcache
+# The native base of the policy classes (the key table and the policy).
+_EvictionCore = _lm._EvictionCore
 
 #: The names :func:`CreateEvictionPolicy` accepts (LMCache's factory names).
 POLICY_NAMES = ("LRU", "IsolatedLRU", "S3FIFO", "ARC", "noop")
@@ -178,7 +180,7 @@ class EvictionPolicy:
         raise NotImplementedError
 
 
-class LRUEvictionPolicy(_lm._EvictionCore, EvictionPolicy):
+class LRUEvictionPolicy(_EvictionCore, EvictionPolicy):
     """LMCache's LRU: ``created`` inserts or refreshes, walking the batch in
     reverse (its first key ends most recent); ``touched`` refreshes tracked
     keys only; victims are taken oldest first, a whole chunk family
@@ -193,7 +195,7 @@ class LRUEvictionPolicy(_lm._EvictionCore, EvictionPolicy):
         return self._eviction_candidates(count)
 
 
-class IsolatedLRUEvictionPolicy(_lm._EvictionCore, EvictionPolicy):
+class IsolatedLRUEvictionPolicy(_EvictionCore, EvictionPolicy):
     """LMCache's per-``cache_salt`` LRU: one LRU order per salt, chunk-coherent
     victims within the salt; ``get_eviction_actions`` requires ``cache_salt``
     (``ValueError`` on ``None``)."""
@@ -213,7 +215,7 @@ class IsolatedLRUEvictionPolicy(_lm._EvictionCore, EvictionPolicy):
         return self._tracked_salts()
 
 
-class S3FIFOEvictionPolicy(_lm._EvictionCore, EvictionPolicy):
+class S3FIFOEvictionPolicy(_EvictionCore, EvictionPolicy):
     """LMCache's S3-FIFO: new keys enter the small FIFO (a ghost key goes to
     main); a touch moves a key to the end of main; victims come from small,
     then main, leave their queue when chosen and enter the (unbounded) ghost
@@ -227,7 +229,7 @@ class S3FIFOEvictionPolicy(_lm._EvictionCore, EvictionPolicy):
         return super().__new__(cls, "S3FIFO", default_destination, small_max_size)
 
 
-class ARCEvictionPolicy(_lm._EvictionCore, EvictionPolicy):
+class ARCEvictionPolicy(_EvictionCore, EvictionPolicy):
     """LMCache's ARC: T1 (recent), T2 (frequent), ghosts B1/B2 and the
     adaptive target ``p``; the capacity is the largest resident count seen;
     victims stay resident (pending) until ``on_keys_removed`` confirms them
@@ -242,7 +244,7 @@ class ARCEvictionPolicy(_lm._EvictionCore, EvictionPolicy):
         return self._debug_state()
 
 
-class NoOpEvictionPolicy(_lm._EvictionCore, EvictionPolicy):
+class NoOpEvictionPolicy(_EvictionCore, EvictionPolicy):
     """LMCache's no-op policy: tracks nothing, never evicts."""
 
     def __new__(cls, default_destination: EvictionDestination = EvictionDestination.DISCARD):
