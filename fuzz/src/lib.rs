@@ -18,6 +18,8 @@
 //!   `bitmap_core::layout` ([`bit_moves`]).
 //! - [`tier_ops`]: operation sequences on tier-state's `Tier` against its
 //!   plain model of LMCache's `L1Manager`.
+//! - [`policy_ops`]: event sequences on tier-state's eviction policies
+//!   against their plain models of LMCache's Python.
 //!
 //! [`Bitmap`]: bitmap_core::Bitmap
 
@@ -31,11 +33,13 @@ pub mod fill;
 pub mod from_untrusted;
 pub mod hybrid_model;
 pub mod plan_invariants;
+pub mod policy_ops;
 pub mod prefix_hit;
 pub mod tier_ops;
 
 /// The fuzz targets, by name: what `cargo fuzz run NAME` runs.
-pub const TARGETS: [&str; 5] = ["bitmap_ops", "plan_invariants", "from_untrusted", "prefix_hit", "tier_ops"];
+pub const TARGETS: [&str; 6] =
+    ["bitmap_ops", "plan_invariants", "from_untrusted", "prefix_hit", "tier_ops", "policy_ops"];
 
 /// Runs one input of the target `name` exactly as its fuzz target does: the
 /// replay test's entry point.
@@ -50,6 +54,7 @@ pub fn replay(name: &str, data: &[u8]) {
         "from_untrusted" => from_untrusted::check(data),
         "prefix_hit" => decode(data).map_or((), prefix_hit::check),
         "tier_ops" => decode(data).map_or((), tier_ops::check),
+        "policy_ops" => decode(data).map_or((), policy_ops::check),
         _ => panic!("unknown fuzz target {name:?}; the targets are {TARGETS:?}"),
     }
 }

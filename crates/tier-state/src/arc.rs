@@ -3,7 +3,7 @@
 //! B2 threaded through shared link arrays, with a tag byte per slot for the
 //! list, the pending-victim mark and the release-log mark.
 
-use crate::links::{Links, List, NIL, grow};
+use crate::links::{Links, List, NIL, grow, grow_exact};
 use crate::policy::{Eligible, EvictionPolicy, target_count};
 
 /// Which list a slot is on (the tag's low bits).
@@ -36,6 +36,12 @@ const LOGGED: u8 = 0b1_0000;
 ///   T2's, failing that T1's. Victims stay resident and become pending.
 ///
 /// `p` is an `f64` computed as Python computes it.
+///
+/// Ghosts outlive the removal that makes them, and are kept by slot: a
+/// caller that reuses slots must not give a slot to another key while
+/// [`remembers`](EvictionPolicy::remembers) holds, and learns from
+/// [`drain_released`](EvictionPolicy::drain_released) when the trims drop
+/// one.
 ///
 /// ```
 /// use tier_state::{Arc, Eligible, EvictionPolicy};
@@ -243,6 +249,10 @@ impl EvictionPolicy for Arc {
     }
 
     fn on_removed(&mut self, slots: &[u32]) {
+        // LMCache returns on an empty batch before trimming.
+        if slots.is_empty() {
+            return;
+        }
         for &slot in slots {
             let tag = self.tag_of(slot);
             let list = tag & LIST;
@@ -348,6 +358,6 @@ impl EvictionPolicy for Arc {
 
     fn reserve_slots(&mut self, slots: usize) {
         self.links.reserve(slots);
-        self.tag.reserve_exact(slots.saturating_sub(self.tag.len()));
+        grow_exact(&mut self.tag, slots, NONE);
     }
 }

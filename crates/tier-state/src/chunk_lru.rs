@@ -1,11 +1,9 @@
 //! [`ChunkLru`]: LMCache's LRU with chunk-coherent victims
-//! (`eviction_policy/lru.py` with `_selection.py` at d18cdadc): [`Lru`]'s
-//! order, and families from [`KeyMeta`].
-//!
-//! [`Lru`]: crate::Lru
+//! (`eviction_policy/lru.py` with `_selection.py` at d18cdadc): an [`Lru`]
+//! for the order, and families from [`KeyMeta`].
 
 use crate::families::Families;
-use crate::links::{Links, List, NIL};
+use crate::lru::Lru;
 use crate::meta::KeyMeta;
 use crate::policy::{Eligible, EvictionPolicy, target_count};
 
@@ -25,6 +23,8 @@ use crate::policy::{Eligible, EvictionPolicy, target_count};
 /// - slots created without meta are families of one: exactly [`Lru`].
 ///
 /// 8 bytes a slot, plus 12 a slot and 4 a family id once meta is used.
+/// Slots created with meta join their family after the whole batch is
+/// ordered (the family lists are unordered: victims take coordinate order).
 ///
 /// ```
 /// use tier_state::{ChunkLru, Eligible, EvictionPolicy, KeyMeta};
@@ -40,12 +40,9 @@ use crate::policy::{Eligible, EvictionPolicy, target_count};
 /// lru.victims(0.1, Eligible::All, &mut out);
 /// assert_eq!(out, [0, 1]); // chunk 0's family, whole; chunk 1 lacks rank 1
 /// ```
-///
-/// [`Lru`]: crate::Lru
 #[derive(Clone, Debug, Default)]
 pub struct ChunkLru {
-    links: Links,
-    order: List,
+    lru: Lru,
     families: Families,
 }
 
@@ -57,28 +54,17 @@ impl ChunkLru {
 
     /// Slots from oldest to most recent (allocates: for tests).
     pub fn order(&self) -> Vec<u32> {
-        self.links.collect(&self.order)
+        self.lru.order()
     }
 
     /// LMCache's `get_eviction_candidates(count)`: the `count` oldest slots.
     pub fn candidates(&self, count: usize) -> Vec<u32> {
-        let mut out = Vec::with_capacity(count.min(self.order.len));
-        let mut at = self.order.head;
-        while at != NIL && out.len() < count {
-            out.push(at);
-            at = self.links.next(at);
-        }
-        out
+        self.slots().take(count).collect()
     }
 
-    #[inline]
-    fn create(&mut self, slot: u32) {
-        self.links.grow_to(slot);
-        if self.links.is_linked(slot) {
-            self.links.move_to_back(&mut self.order, slot);
-        } else {
-            self.links.push_back(&mut self.order, slot);
-        }
+    /// The order, oldest first.
+    fn slots(&self) -> impl Iterator<Item = u32> + '_ {
+        core::iter::successors(self.lru.oldest(), |&at| self.lru.newer(at))
     }
 }
 
@@ -87,79 +73,63 @@ impl EvictionPolicy for ChunkLru {
         "LRU"
     }
 
+    /// [`Lru`]'s own code: the plain path costs what it did.
     fn on_created(&mut self, slots: &[u32]) {
-        for &slot in slots.iter().rev() {
-            self.create(slot);
-        }
+        self.lru.on_created(slots);
     }
 
     fn on_created_with(&mut self, slots: &[u32], meta: &[KeyMeta]) {
         assert_eq!(slots.len(), meta.len(), "on_created_with: one KeyMeta per slot");
-        for (&slot, meta) in slots.iter().zip(meta).rev() {
-            self.create(slot);
+        self.lru.on_created(slots);
+        for (&slot, meta) in slots.iter().zip(meta) {
             self.families.created(slot, meta);
         }
     }
 
     fn on_touched(&mut self, slots: &[u32]) {
-        for &slot in slots.iter().rev() {
-            if self.links.is_linked(slot) {
-                self.links.move_to_back(&mut self.order, slot);
-            }
-        }
+        self.lru.on_touched(slots);
     }
 
     fn on_removed(&mut self, slots: &[u32]) {
-        for &slot in slots {
-            if self.links.is_linked(slot) {
-                self.links.unlink(&mut self.order, slot);
+        self.lru.on_removed(slots);
+        if !self.families.is_unused() {
+            for &slot in slots {
+                // An untracked slot has no family: a no-op.
                 self.families.removed(slot);
             }
         }
     }
 
     fn victims(&mut self, ratio: f64, mut eligible: Eligible<'_>, out: &mut Vec<u32>) {
-        let target = target_count(self.order.len, ratio);
-        let (links, head) = (&self.links, self.order.head);
-        let order = core::iter::successors((head != NIL).then_some(head), |&at| {
-            let next = links.next(at);
-            (next != NIL).then_some(next)
-        });
         if self.families.is_unused() {
-            let start = out.len();
-            for slot in order {
-                if out.len() - start >= target {
-                    break;
-                }
-                if eligible.test(slot) {
-                    out.push(slot);
-                }
-            }
-        } else {
-            self.families.select(order, target, &mut eligible, out);
+            self.lru.victims(ratio, eligible, out);
+            return;
         }
+        let target = target_count(self.lru.num_tracked(), ratio);
+        let (lru, families) = (&self.lru, &mut self.families);
+        let order = core::iter::successors(lru.oldest(), |&at| lru.newer(at));
+        families.select(order, target, &mut eligible, out);
     }
 
     fn num_tracked(&self) -> usize {
-        self.order.len
+        self.lru.num_tracked()
     }
 
     fn is_tracked(&self, slot: u32) -> bool {
-        self.links.is_linked(slot)
+        self.lru.is_tracked(slot)
     }
 
     fn clear(&mut self) {
-        self.links.clear();
-        self.order = List::EMPTY;
+        self.lru.clear();
         self.families.clear();
     }
 
     fn memory_bytes(&self) -> usize {
-        self.links.memory_bytes() + self.families.memory_bytes()
+        self.lru.memory_bytes() + self.families.memory_bytes()
     }
 
     fn reserve_slots(&mut self, slots: usize) {
-        self.links.reserve(slots);
+        self.lru.reserve(slots);
         self.families.reserve(slots);
     }
 }

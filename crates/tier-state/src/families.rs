@@ -12,7 +12,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::links::{NIL, grow};
+use crate::links::{NIL, grow, grow_exact};
 use crate::meta::{KeyMeta, kv_topology};
 use crate::policy::Eligible;
 
@@ -69,6 +69,9 @@ pub(crate) struct Families {
     namespaces: Vec<Namespace>,
     /// Scratch for one selection: the families visited.
     visited: FxHashSet<u32>,
+    /// The last coordinate looked up and its id: a store batch is one
+    /// (rank, group) row, so consecutive keys share it.
+    last: Option<((u32, u32, u32), u32)>,
 }
 
 impl Families {
@@ -86,7 +89,13 @@ impl Families {
     /// LMCache's `observe` of one created key.
     fn observe(&mut self, meta: &KeyMeta) -> u32 {
         let key = (meta.namespace, meta.kv_rank, meta.group);
+        if let Some((last, id)) = self.last
+            && last == key
+        {
+            return id;
+        }
         if let Some(&id) = self.coord_ids.get(&key) {
+            self.last = Some((key, id));
             return id;
         }
         let id = self.coords.len() as u32;
@@ -97,6 +106,7 @@ impl Families {
             self.namespaces.resize_with(ns + 1, Namespace::default);
         }
         self.namespaces[ns].observe(meta.kv_rank, meta.group);
+        self.last = Some((key, id));
         id
     }
 
@@ -109,9 +119,11 @@ impl Families {
         }
         let coord = self.observe(meta);
         let need = slot as usize + 1;
-        grow(&mut self.family, need, NO_FAMILY);
-        grow(&mut self.coord, need, 0);
-        grow(&mut self.member_next, need, NIL);
+        if self.family.len() < need {
+            grow(&mut self.family, need, NO_FAMILY);
+            grow(&mut self.coord, need, 0);
+            grow(&mut self.member_next, need, NIL);
+        }
         grow(&mut self.heads, meta.family as usize + 1, NIL);
         if self.family[slot as usize] != NO_FAMILY {
             return;
@@ -146,17 +158,30 @@ impl Families {
         }
     }
 
-    /// The member of `family` at coordinate (`kv_rank`, `group`), if tracked.
-    fn member_at(&self, family: u32, kv_rank: u32, group: u32) -> Option<u32> {
+    /// Appends `family`'s members to `out` in the order of `expected` (its
+    /// namespace's complete coordinates, sorted), or nothing and `false` if a
+    /// coordinate has no tracked member. One walk of the member list, each
+    /// member placed by a binary search of its coordinate.
+    fn members_into(&self, family: u32, expected: &[(u32, u32)], out: &mut Vec<u32>) -> bool {
+        let start = out.len();
+        out.resize(start + expected.len(), NIL);
+        let mut found = 0;
         let mut at = self.heads[family as usize];
         while at != NIL {
-            let (_, rank, grp) = self.coords[self.coord[at as usize] as usize];
-            if (rank, grp) == (kv_rank, group) {
-                return Some(at);
+            let (_, rank, group) = self.coords[self.coord[at as usize] as usize];
+            if let Ok(i) = expected.binary_search(&(rank, group))
+                && out[start + i] == NIL
+            {
+                out[start + i] = at;
+                found += 1;
             }
             at = self.member_next[at as usize];
         }
-        None
+        if found < expected.len() {
+            out.truncate(start);
+            return false;
+        }
+        true
     }
 
     /// LMCache's `select_chunk_coherent_victims` over `order` (oldest
@@ -194,16 +219,7 @@ impl Families {
                     }
                 } else {
                     let members = out.len();
-                    let mut complete = true;
-                    for &(rank, group) in expected {
-                        match self.member_at(family, rank, group) {
-                            Some(member) => out.push(member),
-                            None => {
-                                complete = false;
-                                break;
-                            }
-                        }
-                    }
+                    let complete = self.members_into(family, expected, out);
                     // LMCache tests eligibility only of a complete family,
                     // member by member in coordinate order, stopping at the
                     // first refusal.
@@ -218,8 +234,17 @@ impl Families {
         }
     }
 
+    /// Forgets everything, keeping the arrays' capacity.
     pub(crate) fn clear(&mut self) {
-        *self = Families::default();
+        self.family.clear();
+        self.coord.clear();
+        self.member_next.clear();
+        self.heads.clear();
+        self.coords.clear();
+        self.coord_ids.clear();
+        self.namespaces.clear();
+        self.visited.clear();
+        self.last = None;
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {
@@ -231,11 +256,12 @@ impl Families {
         per_slot + self.heads.capacity() * 4 + coords + namespaces + self.visited.capacity() * 4
     }
 
+    /// Slots `0..slots` allocated and initialised (once meta is in use).
     pub(crate) fn reserve(&mut self, slots: usize) {
         if !self.is_unused() {
-            for v in [&mut self.family, &mut self.coord, &mut self.member_next] {
-                v.reserve_exact(slots.saturating_sub(v.len()));
-            }
+            grow_exact(&mut self.family, slots, NO_FAMILY);
+            grow_exact(&mut self.coord, slots, 0);
+            grow_exact(&mut self.member_next, slots, NIL);
         }
     }
 }

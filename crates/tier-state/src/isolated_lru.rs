@@ -3,7 +3,7 @@
 //! victims at d18cdadc): one LRU order per salt over shared link arrays.
 
 use crate::families::Families;
-use crate::links::{Links, List, NIL, grow};
+use crate::links::{Links, List, NIL, grow, grow_exact};
 use crate::meta::KeyMeta;
 use crate::policy::{Eligible, EvictionPolicy, target_count};
 
@@ -80,6 +80,7 @@ impl IsolatedLru {
 
     #[inline]
     fn create(&mut self, slot: u32, salt: u32) {
+        assert!(salt < UNTRACKED, "salt ids are below u32::MAX");
         self.links.grow_to(slot);
         grow(&mut self.salt, slot as usize + 1, UNTRACKED);
         let tracked_in = self.salt[slot as usize];
@@ -169,7 +170,12 @@ impl EvictionPolicy for IsolatedLru {
     }
 
     fn clear(&mut self) {
-        *self = IsolatedLru::default();
+        self.links.clear();
+        self.salt.clear();
+        self.buckets.clear();
+        self.clock = 0;
+        self.tracked = 0;
+        self.families.clear();
     }
 
     fn memory_bytes(&self) -> usize {
@@ -181,7 +187,7 @@ impl EvictionPolicy for IsolatedLru {
 
     fn reserve_slots(&mut self, slots: usize) {
         self.links.reserve(slots);
-        self.salt.reserve_exact(slots.saturating_sub(self.salt.len()));
+        grow_exact(&mut self.salt, slots, UNTRACKED);
         self.families.reserve(slots);
     }
 }

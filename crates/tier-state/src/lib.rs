@@ -13,6 +13,13 @@
 //! slots of the keys it hands out. The eviction policy hears what was
 //! created, touched and removed, in batches ([`EvictionPolicy`], [`Lru`]).
 //!
+//! LMCache's eviction policies are here too, on the same trait, each event
+//! O(1) a slot over arrays indexed by slot: [`ChunkLru`] (its LRU, with
+//! chunk-coherent victims), [`IsolatedLru`] (one LRU per cache salt),
+//! [`S3Fifo`], [`Arc`] and [`NoEviction`], built by LMCache's names with
+//! [`create_policy`]. Chunk families and salts come as [`KeyMeta`] through
+//! [`EvictionPolicy::on_created_with`].
+//!
 //! # LMCache's rules
 //!
 //! - A key is absent, *staged* (a writer tag's reservation: write-locked,
@@ -104,6 +111,8 @@ mod ops_read;
 mod ops_write;
 mod outcome;
 mod policy;
+#[doc(hidden)]
+pub mod policy_model;
 mod pos;
 mod request;
 mod s3fifo;

@@ -6,7 +6,7 @@
 
 /// The end of a list.
 pub(crate) const NIL: u32 = u32::MAX;
-/// `prev` of a slot on no list.
+/// `prev` of a slot on no list (kept so a stale link is never followed).
 const OFF: u32 = u32::MAX - 1;
 
 /// One list's ends and length.
@@ -39,13 +39,29 @@ pub(crate) struct Links {
 /// Grows `v` to `need` entries of `fill`, by at least an eighth of its length
 /// at a time: amortized O(1) a slot, while capacity stays within 12.5 % of
 /// the largest slot seen (the per-key memory bound holds with growth slack).
+#[inline]
 pub(crate) fn grow<T: Copy>(v: &mut Vec<T>, need: usize, fill: T) {
     if v.len() < need {
-        if v.capacity() < need {
-            let want = need.max(v.len() + v.len() / 8);
-            v.reserve_exact(want - v.len());
-        }
-        v.resize(need, fill);
+        grow_slow(v, need, fill);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn grow_slow<T: Copy>(v: &mut Vec<T>, need: usize, fill: T) {
+    if v.capacity() < need {
+        let want = need.max(v.len() + v.len() / 8);
+        v.reserve_exact(want - v.len());
+    }
+    v.resize(need, fill);
+}
+
+/// Grows `v` to exactly `slots` entries of `fill` (nothing if it has them):
+/// what `reserve_slots` does, so later events never grow.
+pub(crate) fn grow_exact<T: Copy>(v: &mut Vec<T>, slots: usize, fill: T) {
+    if v.len() < slots {
+        v.reserve_exact(slots - v.len());
+        v.resize(slots, fill);
     }
 }
 
@@ -55,23 +71,21 @@ impl Links {
     pub(crate) fn grow_to(&mut self, slot: u32) {
         let need = slot as usize + 1;
         if self.prev.len() < need {
-            grow(&mut self.prev, need, OFF);
-            grow(&mut self.next, need, NIL);
+            self.grow_slow(need);
         }
     }
 
-    /// Room for slots `0..slots` without further growth.
+    #[cold]
+    #[inline(never)]
+    fn grow_slow(&mut self, need: usize) {
+        grow(&mut self.prev, need, OFF);
+        grow(&mut self.next, need, NIL);
+    }
+
+    /// Slots `0..slots` allocated and initialised: later events never grow.
     pub(crate) fn reserve(&mut self, slots: usize) {
-        if self.prev.capacity() < slots {
-            self.prev.reserve_exact(slots - self.prev.len());
-            self.next.reserve_exact(slots - self.next.len());
-        }
-    }
-
-    /// Whether `slot` is on a list.
-    #[inline]
-    pub(crate) fn is_linked(&self, slot: u32) -> bool {
-        self.prev.get(slot as usize).is_some_and(|&p| p != OFF)
+        grow_exact(&mut self.prev, slots, OFF);
+        grow_exact(&mut self.next, slots, NIL);
     }
 
     /// The slot after `slot` on its list (toward the newest), or [`NIL`].

@@ -60,6 +60,30 @@ impl Lru {
         out
     }
 
+    /// The oldest slot, or `None` when empty (for policies built on this
+    /// order, such as [`ChunkLru`](crate::ChunkLru)).
+    #[inline]
+    pub(crate) fn oldest(&self) -> Option<u32> {
+        (self.head != NIL).then_some(self.head)
+    }
+
+    /// The slot after tracked `slot`, toward the most recent.
+    #[inline]
+    pub(crate) fn newer(&self, slot: u32) -> Option<u32> {
+        let next = self.next[slot as usize];
+        (next != NIL).then_some(next)
+    }
+
+    /// Slots `0..slots` allocated and initialised: later events never grow.
+    pub(crate) fn reserve(&mut self, slots: usize) {
+        if self.prev.len() < slots {
+            self.prev.reserve_exact(slots - self.prev.len());
+            self.next.reserve_exact(slots - self.next.len());
+            self.prev.resize(slots, UNTRACKED);
+            self.next.resize(slots, NIL);
+        }
+    }
+
     #[inline]
     fn grow_to(&mut self, slot: u32) {
         let need = slot as usize + 1;

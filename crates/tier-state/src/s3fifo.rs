@@ -2,7 +2,7 @@
 //! at 604f3ae3) over slots: a small and a main FIFO threaded through shared
 //! link arrays, and the ghost set as a tag per slot.
 
-use crate::links::{Links, List, grow};
+use crate::links::{Links, List, grow, grow_exact};
 use crate::policy::{Eligible, EvictionPolicy, target_count};
 
 /// A slot on no list and not a ghost.
@@ -24,7 +24,9 @@ const GHOST: u8 = 3;
 ///   victims when it returns them**: each leaves its queue at selection and
 ///   becomes a ghost (LMCache pops them in `get_eviction_actions`). The
 ///   ghost set has no bound; a ghost leaves through *removed* or a
-///   re-creation.
+///   re-creation. So every ghost is a key the tier still holds (a victim
+///   not yet deleted, or a small-queue trim), and after *removed* a slot is
+///   never remembered: a caller may reuse it for another key.
 ///
 /// ```
 /// use tier_state::{Eligible, EvictionPolicy, S3Fifo};
@@ -206,6 +208,6 @@ impl EvictionPolicy for S3Fifo {
 
     fn reserve_slots(&mut self, slots: usize) {
         self.links.reserve(slots);
-        self.tag.reserve_exact(slots.saturating_sub(self.tag.len()));
+        grow_exact(&mut self.tag, slots, NONE);
     }
 }
