@@ -15,6 +15,10 @@ mod args;
 mod bitmap;
 mod bits;
 mod errors;
+mod evict_keys;
+mod evict_native;
+mod evict_policy;
+mod evict_slots;
 mod flavor;
 mod grid;
 mod hybrid;
@@ -138,6 +142,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     lm.add_class::<tier_keys::PyRequestKeys>()?;
     lm.add_class::<tier_chunk::PyChunkTier>()?;
     lm.add_class::<tier_books::PyL1Bookkeeper>()?;
+    // LMCache's eviction policies (issue #29), behind
+    // `bitplan.lmcache.eviction_policy`.
+    lm.add_function(wrap_pyfunction!(evict_policy::register_eviction_action, &lm)?)?;
+    lm.add_class::<evict_policy::PyEvictionCore>()?;
+    lm.add_class::<evict_slots::PySlotEvictionPolicy>()?;
     m.add_submodule(&lm)?;
     Ok(())
 }

@@ -107,3 +107,49 @@ def test_every_public_tier_name_is_stubbed():
         stubbed = {member for o, member in TIERS_ITEMS if o == owner}
         public = {name for name in dir(getattr(tiers, owner)) if not name.startswith("_")}
         assert public - stubbed == set(), owner
+
+
+EVICTION_STUB = ast.parse(importlib.resources.files("bitplan.lmcache").joinpath("eviction_policy.pyi").read_text())
+EVICTION_CLASSES = {node.name: node for node in EVICTION_STUB.body if isinstance(node, ast.ClassDef)}
+# Enums and dataclasses: their members are fields, checked by the tests of the face.
+EVICTION_DATA = {"EvictionDestination", "EvictionAction", "ObjectKey", "EvictionConfig"}
+
+
+def _stubbed_members(name: str) -> set[str]:
+    """The methods and properties the stubs give class ``name``, its stubbed bases' included."""
+    node = EVICTION_CLASSES[name]
+    members = {item.name for item in node.body if isinstance(item, ast.FunctionDef)}
+    for base in node.bases:
+        if isinstance(base, ast.Name) and base.id in EVICTION_CLASSES:
+            members |= _stubbed_members(base.id)
+    return members
+
+
+# `_EvictionCore` derives from `EvictionPolicy` in the stubs only (for the
+# type checker); its own methods are checked on each policy class.
+EVICTION_ITEMS = [
+    (owner, member)
+    for owner in EVICTION_CLASSES
+    if owner not in EVICTION_DATA | {"_EvictionCore"}
+    for member in sorted(_stubbed_members(owner))
+]
+
+
+@pytest.mark.parametrize("owner,member", EVICTION_ITEMS, ids=[f"{o}.{m}" for o, m in EVICTION_ITEMS])
+def test_every_stubbed_eviction_member_exists(owner, member):
+    from bitplan.lmcache import eviction_policy
+
+    assert hasattr(getattr(eviction_policy, owner), member), f"{owner}.{member} is in eviction_policy.pyi but not in the module"
+
+
+def test_every_public_eviction_name_is_stubbed():
+    from bitplan.lmcache import eviction_policy
+
+    functions = {node.name for node in EVICTION_STUB.body if isinstance(node, ast.FunctionDef)}
+    assigned = {node.target.id for node in EVICTION_STUB.body if isinstance(node, ast.AnnAssign)}
+    assert set(eviction_policy.__all__) - set(EVICTION_CLASSES) - functions - assigned == set()
+    for owner in set(EVICTION_CLASSES) - EVICTION_DATA - {"_EvictionCore"}:
+        if owner not in eviction_policy.__all__:
+            continue
+        public = {name for name in dir(getattr(eviction_policy, owner)) if not name.startswith("_")}
+        assert public - _stubbed_members(owner) == set(), owner

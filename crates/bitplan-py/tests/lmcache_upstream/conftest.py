@@ -2,7 +2,8 @@
 ``LMCACHE_TESTS_DIR`` (``scripts/lmcache-upstream-tests DIR`` sets it). The
 files are not in this repository: they are LMCache's (Apache-2.0), read
 from wherever the user keeps a checkout or a copy. Without the variable
-this directory holds one skipped test that says so."""
+this directory holds one skipped test that says so. The directory may hold
+one group of files or several (``lmcache_shim.UPSTREAM_GROUPS``)."""
 
 import os
 import sys
@@ -23,11 +24,13 @@ class _Upstream(pytest.File):
 
     def collect(self):
         base = Path(UPSTREAM_DIR)
-        missing = [name for name in lmcache_shim.UPSTREAM_FILES if not (base / name).is_file()]
-        if missing:
-            raise pytest.UsageError(f"LMCACHE_TESTS_DIR={base} has no {', '.join(missing)}")
-        for name in lmcache_shim.UPSTREAM_FILES:
-            yield pytest.Module.from_parent(self, path=base / name, name=name)
+        try:
+            groups = lmcache_shim.present_groups(base)
+        except ValueError as error:
+            raise pytest.UsageError(f"LMCACHE_TESTS_DIR: {error}") from None
+        for group in groups:
+            for name in lmcache_shim.UPSTREAM_GROUPS[group]:
+                yield pytest.Module.from_parent(self, path=base / name, name=name)
 
 
 if UPSTREAM_DIR:

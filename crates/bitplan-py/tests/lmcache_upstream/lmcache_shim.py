@@ -1,5 +1,7 @@
 """Issue #19, item 4: run LMCache's own, unchanged tests of ``Bitmap2D``,
-``MapState`` and the grid prefetch policies against bitplan.
+``MapState`` and the grid prefetch policies against bitplan; and issue #29,
+item 2: its tests of the eviction policies (LRU, chunk-coherent LRU and
+isolated LRU, ARC).
 
 ``install()`` puts ``sys.modules`` entries for every ``lmcache.*`` module
 that the two test files import, each mapped to bitplan's equivalent:
@@ -13,11 +15,14 @@ LMCache                                                           here
 ``...storage_controllers.utils``: Bitmap2D, MapState, descriptors ``bitplan.lmcache.prefetch_policy``
 ``lmcache.v1.distributed.api``: GroupedObjectKeys, FetchingPolicy, ``bitplan.lmcache.prefetch_policy``
 FULL_ATTENTION_WINDOW_CHUNKS
+``lmcache.v1.distributed.api``: ObjectKey                         ``bitplan.lmcache.eviction_policy``
+``lmcache.v1.distributed.eviction`` and ``.eviction_policy``      ``bitplan.lmcache.eviction_policy``
+``...internal_api``: EvictionAction, EvictionDestination          ``bitplan.lmcache.eviction_policy``
+``...config``: EvictionConfig                                     ``bitplan.lmcache.eviction_policy``
 ================================================================  =====================================
 
-What bitplan does not have, because it is LMCache's configuration and key
-code and no bitmap, is a small stand-in here: ``ObjectKey``,
-``MemoryLayoutDesc``, ``L1BackendType``, the L1 and mock-L2 config
+What bitplan does not have, because it is LMCache's configuration code and
+no bitmap, is a small stand-in here: ``MemoryLayoutDesc``, ``L1BackendType``, the L1 and mock-L2 config
 classes, and a ``torch`` that has only ``Size`` and the dtypes (the policy
 test imports torch for ``MemoryLayoutDesc(shapes=[torch.Size(...)],
 dtypes=[torch.float16])`` and nothing else). A real torch is used when it
@@ -26,6 +31,13 @@ is installed.
 The four ``TestL1ManagerDescriptor`` tests of ``backend_types`` are
 deselected: that property reads LMCache's L1 memory configuration
 (``get_configured_capacity_bytes``), which is config code, not bitmaps.
+So are the ARC file's two command-line tests (``test_l1_cli_accepts_arc``,
+``test_l2_adapter_config_accepts_arc``): they exercise LMCache's argument
+parsers (``add_storage_manager_args``, ``add_l2_adapters_args``), not a
+policy; the shim's parsers are stand-ins that only let the file import.
+
+The files come in groups (:data:`UPSTREAM_GROUPS`); a directory runs every
+group whose files it holds, and must hold at least one group whole.
 
 Used two ways: as a pytest plugin (``-p lmcache_shim``, what
 ``scripts/lmcache-upstream-tests`` runs), or from this directory's
@@ -41,11 +53,21 @@ import sys
 import types
 from typing import Any
 
-# The files, at the commits issue #19 names.
-UPSTREAM_FILES = {
-    "test_storage_controller_utils.py": "a7e41d39bb0d0abe5feb27b61f924f01b5b497ac",
-    "test_prefetch_policy_v2.py": "d2d85ea51c1524f10fe803deb685f53062357071",
+# The files, at the commits the issues name. The LRU suite is the version
+# with `TestLRUEvictionPolicyKeyEligibleFilter` (16,430 bytes, sha256
+# 227c72b6...), the newest stored one; its commit is not recorded.
+UPSTREAM_GROUPS = {
+    "bitmaps (issue #19)": {
+        "test_storage_controller_utils.py": "a7e41d39bb0d0abe5feb27b61f924f01b5b497ac",
+        "test_prefetch_policy_v2.py": "d2d85ea51c1524f10fe803deb685f53062357071",
+    },
+    "eviction (issue #29)": {
+        "test_lru_eviction_policy.py": "fafc2861+, with the key-filter class",
+        "test_chunk_coherent_lru_eviction.py": "d18cdadcd811f77969d1750cb6d1996cd81bd749",
+        "test_arc_eviction_policy.py": "142d02a18b0021fc33012f746a9727d86a959765",
+    },
 }
+UPSTREAM_FILES = {name: commit for group in UPSTREAM_GROUPS.values() for name, commit in group.items()}
 
 DESELECTED = {
     "test_storage_controller_utils.py::TestL1ManagerDescriptor::test_dram_backend_by_default",
@@ -57,24 +79,35 @@ DESELECT_REASON = (
     "L1ManagerDescriptor.backend_types is LMCache's L1 configuration code "
     "(get_configured_capacity_bytes), not bitmaps; issue #19 item 4 lets it be skipped"
 )
+DESELECTED_CLI = {
+    "test_arc_eviction_policy.py::TestARCConfiguration::test_l1_cli_accepts_arc",
+    "test_arc_eviction_policy.py::TestARCConfiguration::test_l2_adapter_config_accepts_arc",
+}
+DESELECT_CLI_REASON = (
+    "the ARC file's command-line tests exercise LMCache's config parsers, not a policy; "
+    "issue #29's notes let them be deselected"
+)
+
+
+def present_groups(base) -> list[str]:  # noqa: ANN001 - a pathlib.Path
+    """The groups whose files are all in ``base``; ``ValueError`` for a
+    group only partly there, or for none at all."""
+    present = []
+    for group, files in UPSTREAM_GROUPS.items():
+        there = [name for name in files if (base / name).is_file()]
+        if there and len(there) != len(files):
+            missing = sorted(set(files) - set(there))
+            raise ValueError(f"{base} has part of the {group} files: no {', '.join(missing)}")
+        if there:
+            present.append(group)
+    if not present:
+        raise ValueError(f"{base} holds no group of LMCache's test files: {', '.join(UPSTREAM_FILES)}")
+    return present
 
 
 # ---------------------------------------------------------------------------
 # Stand-ins for LMCache's non-bitmap types (only what the two files use)
 # ---------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class ObjectKey:
-    chunk_hash: bytes
-    model_name: str = ""
-    kv_rank: int = 0
-    object_group_id: int = 0
-    cache_salt: str = ""
-
-    @staticmethod
-    def IntHash2Bytes(value: int) -> bytes:  # noqa: N802 - LMCache's name
-        return int(value).to_bytes(8, "little", signed=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,6 +176,10 @@ def _torch_stand_in() -> types.ModuleType:
 # ---------------------------------------------------------------------------
 
 
+def _config_parsers_stand_in(*args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError("LMCache's command-line config parsers are not part of bitplan (deselected tests)")
+
+
 def _module(name: str, **attrs: Any) -> types.ModuleType:
     mod = types.ModuleType(name)
     mod.__dict__.update(attrs)
@@ -155,6 +192,7 @@ def install() -> None:
     if getattr(sys.modules.get("lmcache"), "__bitplan_shim__", False):
         return
     from bitplan.lmcache import bitmap_ops, native
+    from bitplan.lmcache import eviction_policy as ev
     from bitplan.lmcache import prefetch_policy as pp
 
     api = _module(
@@ -163,7 +201,7 @@ def install() -> None:
         FetchingPolicy=pp.FetchingPolicy,
         GroupedObjectKeys=pp.GroupedObjectKeys,
         MemoryLayoutDesc=MemoryLayoutDesc,
-        ObjectKey=ObjectKey,
+        ObjectKey=ev.ObjectKey,
         L1BackendType=L1BackendType,
     )
     utils = _module(
@@ -188,8 +226,36 @@ def install() -> None:
             L1ManagerConfig=L1ManagerConfig,
             L1MemoryManagerConfig=L1MemoryManagerConfig,
             GdsL1Config=GdsL1Config,
+            EvictionConfig=ev.EvictionConfig,
+            add_storage_manager_args=_config_parsers_stand_in,
+            parse_args_to_config=_config_parsers_stand_in,
+        ),
+        "lmcache.v1.distributed.eviction": _module(
+            "lmcache.v1.distributed.eviction",
+            EvictionPolicy=ev.EvictionPolicy,
+            L1EvictionPolicy=ev.L1EvictionPolicy,
+            L2EvictionPolicy=ev.L2EvictionPolicy,
+        ),
+        "lmcache.v1.distributed.eviction_policy": _module(
+            "lmcache.v1.distributed.eviction_policy",
+            ARCEvictionPolicy=ev.ARCEvictionPolicy,
+            CreateEvictionPolicy=ev.CreateEvictionPolicy,
+            IsolatedLRUEvictionPolicy=ev.IsolatedLRUEvictionPolicy,
+            LRUEvictionPolicy=ev.LRUEvictionPolicy,
+            NoOpEvictionPolicy=ev.NoOpEvictionPolicy,
+            S3FIFOEvictionPolicy=ev.S3FIFOEvictionPolicy,
+        ),
+        "lmcache.v1.distributed.internal_api": _module(
+            "lmcache.v1.distributed.internal_api",
+            EvictionAction=ev.EvictionAction,
+            EvictionDestination=ev.EvictionDestination,
         ),
         "lmcache.v1.distributed.l2_adapters": _module("lmcache.v1.distributed.l2_adapters"),
+        "lmcache.v1.distributed.l2_adapters.config": _module(
+            "lmcache.v1.distributed.l2_adapters.config",
+            add_l2_adapters_args=_config_parsers_stand_in,
+            parse_args_to_l2_adapters_config=_config_parsers_stand_in,
+        ),
         "lmcache.v1.distributed.l2_adapters.mock_l2_adapter": _module(
             "lmcache.v1.distributed.l2_adapters.mock_l2_adapter", MockL2AdapterConfig=MockL2AdapterConfig
         ),
@@ -212,10 +278,14 @@ def install() -> None:
 # ---------------------------------------------------------------------------
 
 
-def _deselected(nodeid: str) -> bool:
+def _matches(nodeid: str, names: set[str]) -> bool:
     # the file's part of the nodeid is a path (plugin use) or a name nested
     # under test_upstream.py (conftest use): match from the file name on
-    return any(nodeid == d or nodeid.endswith(("/" + d, "::" + d)) for d in DESELECTED)
+    return any(nodeid == d or nodeid.endswith(("/" + d, "::" + d)) for d in names)
+
+
+def _deselected(nodeid: str) -> bool:
+    return _matches(nodeid, DESELECTED | DESELECTED_CLI)
 
 
 def pytest_configure(config) -> None:  # noqa: ANN001
@@ -235,4 +305,7 @@ def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001
         items[:] = keep
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
-            reporter.write_line(f"lmcache_shim: deselected {len(drop)} test(s): {DESELECT_REASON}")
+            for names, reason in ((DESELECTED, DESELECT_REASON), (DESELECTED_CLI, DESELECT_CLI_REASON)):
+                count = sum(_matches(item.nodeid, names) for item in drop)
+                if count:
+                    reporter.write_line(f"lmcache_shim: deselected {count} test(s): {reason}")

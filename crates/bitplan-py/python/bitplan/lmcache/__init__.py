@@ -7,6 +7,7 @@ LMCache                                            bitplan
 ``lmcache.v1.distributed.bitmap_ops``              :mod:`bitplan.lmcache.bitmap_ops`
 LMCache's prefetch-policy module                   :mod:`bitplan.lmcache.prefetch_policy`
 ``L1Manager``'s bookkeeping (``l1_manager.py``)    :mod:`bitplan.lmcache.tiers`
+``lmcache.v1.distributed.eviction_policy``         :mod:`bitplan.lmcache.eviction_policy`
 =================================================  ======================================
 
 Everything here does what LMCache does, including where that differs from
@@ -61,15 +62,16 @@ import importlib
 
 from bitplan.lmcache import bitmap_ops, grids, native, tiers
 
-__all__ = ["bitmap_ops", "grids", "native", "prefetch_policy", "tiers"]
+__all__ = ["bitmap_ops", "eviction_policy", "grids", "native", "prefetch_policy", "tiers"]
 
 
 def __getattr__(name: str):  # noqa: ANN202 - PEP 562
     # ``prefetch_policy`` is imported on first use: it defines LMCache's
     # dataclasses and logs through ``logging``, and importing those two was
     # most of ``import bitplan.lmcache`` (issue #21: under 30 ms).
-    if name == "prefetch_policy":
-        return importlib.import_module("bitplan.lmcache.prefetch_policy")
+    # ``eviction_policy`` likewise (its dataclasses and enums).
+    if name in ("prefetch_policy", "eviction_policy"):
+        return importlib.import_module(f"bitplan.lmcache.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
