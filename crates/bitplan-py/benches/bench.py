@@ -54,6 +54,9 @@ import bitplan.lmcache.bitmap_ops as lm_ops
 import bitplan.lmcache.native as lm_native
 import bitplan.lmcache.prefetch_policy as lm_policy
 
+# The script's directory is on sys.path when it runs.
+from _bench_env import cpu_model  # noqa: E402
+
 SEED = 14
 
 # ---------------------------------------------------------------------------
@@ -811,17 +814,6 @@ def fmt_ratio(base_us: float | None, ours_us: float) -> str:
     r = base_us / ours_us
     rs = f"{r:,.0f}" if r >= 100 else (f"{r:.1f}" if r >= 10 else f"{r:.2f}")
     return f"{fmt_us(base_us)} (×{rs})"
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def build_info() -> str:

@@ -77,18 +77,14 @@ PERFORMANCE.md.
 from __future__ import annotations
 
 import argparse
-import datetime
 import inspect
 import json
-import os
-import platform
 import random
 import statistics
 import sys
 import time
 import timeit
 
-import bitplan
 import bitplan.lmcache.bitmap_ops as lm_ops
 import bitplan.lmcache.prefetch_policy as lm_policy
 from bitplan.lmcache.native import Bitmap
@@ -98,6 +94,7 @@ from bitplan.lmcache.native import Bitmap
 from _controller_world import (  # noqa: E402
     GROUP_WINDOWS, GROUPS, RANKS, SUCCESS, L1Mock, L2Mock, Log, ReferenceL1, World, native_tiers,
 )
+from _bench_env import environment_lines  # noqa: E402
 from _ref_containers import RefBitmap2D, RefMapState  # noqa: E402
 
 SIZES = [(24, 64, 2), (512, 64, 2)]  # chunks x rows x adapters
@@ -631,26 +628,10 @@ MICRO = {
 
 
 def header(args, modes_run, skipped) -> str:
-    try:
-        load = "%.2f %.2f %.2f" % os.getloadavg()
-    except OSError:
-        load = "n/a"
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
     lines = [
         "### One controller request (issue #19): `benches/controller_request.py`",
         "",
-        f"- machine: {cpu}, {os.cpu_count()} cores, load average {load}",
-        f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
-        f"- Python {platform.python_version()}, bitplan {bitplan.__version__}, kernel {bitplan.active_kernel()}",
-        f"- command: `{' '.join([os.path.basename(sys.argv[0])] + sys.argv[1:])}`",
+        *environment_lines(load_note=""),
         f"- method: whole request: each request on fresh tiers built before its clock starts ({args.timer} clock), "
         f"requests run for ≥ {args.min_time:g} s per repeat, {args.repeat} repeats, median of the repeats' medians, µs; "
         f"steps: {args.runs} instrumented requests, median µs per step "

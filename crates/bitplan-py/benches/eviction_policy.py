@@ -41,22 +41,20 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import time
 
 import numpy as np
 
-import bitplan
 from bitplan import Bitmap
 from bitplan.lmcache.eviction_policy import CreateEvictionPolicy, EvictionConfig, ObjectKey, SlotEvictionPolicy
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
 from _eviction_model import MODELS  # noqa: E402
+from _bench_env import environment_lines  # noqa: E402
 
 BATCH = 256
 POLICIES = ("LRU", "S3FIFO", "ARC")
@@ -200,21 +198,11 @@ OPS = (
 
 
 def header(args) -> str:
-    load = "%.2f %.2f %.2f" % os.getloadavg()
-    cpu = platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
     return "\n".join(
         [
             "### LMCache's eviction policies from Python, per key (issue #29): `benches/eviction_policy.py`",
             "",
-            f"- machine: {cpu}, {os.cpu_count()} cores, load average {load} (at the start)",
-            f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
-            f"- Python {platform.python_version()}, bitplan {bitplan.__version__}, kernel {bitplan.active_kernel()}",
-            f"- command: `{' '.join([os.path.basename(sys.argv[0])] + sys.argv[1:])}`",
+            *environment_lines(),
             f"- method: {args.timer} clock, {args.repeat} repeats, the three contenders alternating within each; each "
             f"operation looped for >= {args.min_time:g} s; events in batches of {BATCH}; ns per key (evict: per victim); "
             "medians; ratios are medians of the per-repeat ratios",

@@ -27,23 +27,21 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import time
 
 import numpy as np
 
-import bitplan
 from bitplan.lmcache.prefetch_policy import Bitmap2D
 from bitplan.lmcache.native import Bitmap
 from bitplan.lmcache.tiers import ChunkTier, L1Bookkeeper, RequestKeys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
 from _l1_model import L1Model  # noqa: E402
+from _bench_env import environment_lines  # noqa: E402
 
 ROWS, CHUNKS = 64, 64  # 4,096 keys
 
@@ -139,21 +137,11 @@ def face_cycles(kind: str):
 
 
 def header(args) -> str:
-    load = "%.2f %.2f %.2f" % os.getloadavg()
-    cpu = platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
     return "\n".join(
         [
             "### A tier's batch calls from Python, per key (issue #28): `benches/tier_keys.py`",
             "",
-            f"- machine: {cpu}, {os.cpu_count()} cores, load average {load} (at the start)",
-            f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
-            f"- Python {platform.python_version()}, bitplan {bitplan.__version__}, kernel {bitplan.active_kernel()}",
-            f"- command: `{' '.join([os.path.basename(sys.argv[0])] + sys.argv[1:])}`",
+            *environment_lines(),
             f"- method: {args.timer} clock, {args.repeat} repeats, contenders alternating within each; per repeat, a two-call cycle "
             f"looped for >= {args.min_time:g} s; ns per key per call = cycle / (2 x keys); medians",
         ]
