@@ -8,7 +8,7 @@ globals=...)``, a loop count found as ``Timer.autorange`` finds it, then
 statement pays for the call itself and nothing else (no lambda, no global
 look-ups). In the same run, each item is also timed
 
-* in pure Python over an ``int``-backed bitmap (:class:`IntBitmap` below,
+* in pure Python over an ``int``-backed bitmap (:class:`IntBitmap` in ``_int_model.py``,
   with the seed's first-adapter-wins ``select_load_plan`` and a fold/unfold
   written over it), and
 * where there is one, through ``bitarray.bitarray`` (the C-extension bit
@@ -37,13 +37,10 @@ import datetime
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
-import time
-import timeit
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from bitarray import __version__ as bitarray_version
@@ -56,6 +53,23 @@ import bitplan.lmcache.prefetch_policy as lm_policy
 
 # The script's directory is on sys.path when it runs.
 from _bench_env import cpu_model  # noqa: E402
+from _bench_suite import (  # noqa: E402
+    TIMERS,
+    Suite,
+    Target,
+    Timer,
+    below,
+    table,
+    to_json,
+    vs_bitarray,
+    vs_lmcache,
+)
+from _int_model import (  # noqa: E402
+    IntBitmap,
+    int_fold_unfold_grouped,
+    int_fold_unfold_ranked,
+    int_select_load_plan,
+)
 
 SEED = 14
 
@@ -75,125 +89,6 @@ LMCACHE_NATIVE_US = {
     "fold_unfold_grouped 4096x64": 300.0,
     "get_indices_list 131072": 3600.0,
 }
-
-
-# ---------------------------------------------------------------------------
-# The pure-Python model: a bitmap backed by one Python int (bit i = key i)
-# ---------------------------------------------------------------------------
-
-
-class IntBitmap:
-    """``n`` bits in one ``int``: ``&``, ``|``, ``~``, popcount by
-    ``int.bit_count()``, ``set`` by ``|= 1 << i``, and the set indices."""
-
-    __slots__ = ("n", "v")
-
-    def __init__(self, n: int, v: int = 0) -> None:
-        self.n = n
-        self.v = v
-
-    def __and__(self, other: IntBitmap) -> IntBitmap:
-        return IntBitmap(min(self.n, other.n), self.v & other.v)
-
-    def __or__(self, other: IntBitmap) -> IntBitmap:
-        return IntBitmap(min(self.n, other.n), self.v | other.v)
-
-    def __invert__(self) -> IntBitmap:
-        return IntBitmap(self.n, ~self.v & ((1 << self.n) - 1))
-
-    def popcount(self) -> int:
-        return self.v.bit_count()
-
-    def set(self, i: int) -> None:
-        self.v |= 1 << i
-
-    def get_indices_list(self) -> list[int]:
-        # bin() is LSB last; reversed, character i is bit i.
-        return [i for i, c in enumerate(bin(self.v)[:1:-1]) if c == "1"]
-
-
-def int_select_load_plan(keys, lookup_results, adapters):
-    """The seed's ``DefaultPrefetchPolicy.select_load_plan``
-    (``/work/shared/seeds/prefetch_policy.py``), verbatim, over IntBitmap."""
-    plan = {}
-    global_bitmap = IntBitmap(len(keys))
-    for bitmap in lookup_results.values():
-        global_bitmap |= bitmap
-
-    for ad in sorted(adapters, key=lambda a: a.index):
-        curr_bitmap = lookup_results.get(ad.index)
-        if curr_bitmap is None:
-            continue
-
-        local_bitmap = global_bitmap & curr_bitmap
-        global_bitmap &= ~local_bitmap
-        if local_bitmap.popcount() == 0:
-            continue
-
-        plan[ad.index] = local_bitmap
-
-    return plan
-
-
-def _int_servable(present: int, n: int, window: int) -> int:
-    """Bit ``j`` set iff a group whose present chunks are ``present`` serves
-    a prefix of ``j + 1`` chunks under ``window`` (<= 0: full attention)."""
-    if window <= 0 or window >= n:
-        ones = (~present & (present + 1)).bit_length() - 1  # trailing ones
-        return (1 << ones) - 1
-    # AND over d < window of (present << d), with the bits shifted in below
-    # chunk 0 counting as present: binary doubling over the window's bits.
-    acc, span = -1, 0  # acc: span chunks ending at j all present
-    run, length, w = present, 1, window
-    while w:
-        if w & 1:
-            acc &= (run << span) | ((1 << span) - 1)
-            span += length
-        w >>= 1
-        if w:
-            run &= (run << length) | ((1 << length) - 1)
-            length *= 2
-    return acc & ((1 << n) - 1)
-
-
-def _int_repeat(width: int, count: int) -> int:
-    """Bit ``j * width`` set for ``j < count``."""
-    return ((1 << (width * count)) - 1) // ((1 << width) - 1)
-
-
-def int_fold_unfold_ranked(found: IntBitmap, num_chunks: int, num_ranks: int, windows: list[int]):
-    """``(hit, mask)`` over the chunk-major flat layout (bit ``j*G*R + g*R + r``)."""
-    groups = len(windows)
-    width = groups * num_ranks
-    bits = format(found.v, f"0{num_chunks * width}b")[::-1]  # character i is bit i
-    rank_mask = (1 << num_ranks) - 1
-    servable = (1 << num_chunks) - 1
-    for g, w in enumerate(windows):
-        present = -1
-        for r in range(num_ranks):
-            present &= int(bits[g * num_ranks + r :: width][::-1], 2)
-        servable &= _int_servable(present, num_chunks, w)
-    hit = servable.bit_length()
-    mask = 0
-    for g, w in enumerate(windows):
-        lo = max(0, hit - w) if w >= 1 else 0
-        if hit > lo:
-            mask |= (rank_mask << (g * num_ranks)) * _int_repeat(width, hit - lo) << (lo * width)
-    return hit, IntBitmap(num_chunks * width, mask)
-
-
-def int_fold_unfold_grouped(rows: list[IntBitmap], windows: list[int]):
-    """``(hit, mask rows)``: each row is one group under its own window."""
-    n = rows[0].n
-    servable = (1 << n) - 1
-    for row, w in zip(rows, windows):
-        servable &= _int_servable(row.v, n, w)
-    hit = servable.bit_length()
-    out = []
-    for w in windows:
-        lo = max(0, hit - w) if w >= 1 else 0
-        out.append(IntBitmap(n, ((1 << (hit - lo)) - 1) << lo if hit > lo else 0))
-    return hit, out
 
 
 # ---------------------------------------------------------------------------
@@ -247,155 +142,13 @@ def lm_to_int(bm: Any) -> int:
     """Any bitmap (bitplan, LMCache-compat, IntBitmap) as an int."""
     if isinstance(bm, IntBitmap):
         return bm.v
+    if isinstance(bm, bitplan.Bitmap):
+        # Its repr abbreviates long bitmaps (issue #27); its bytes are
+        # LMCache's layout, bit i in byte i // 8 at bit i % 8.
+        return int.from_bytes(bm.to_bytes(), "little")
     bits = repr(bm)  # LMCache's form: one '0'/'1' per bit, bit 0 first
     assert set(bits) <= {"0", "1"}, bits[:40]
     return int(bits[::-1], 2) if bits else 0
-
-
-# ---------------------------------------------------------------------------
-# Timing
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class Timing:
-    median_us: float
-    min_us: float
-    per_call_us: list[float]
-    number: int
-
-
-TIMERS = {
-    # timeit's default clock: wall time, so time the process spends
-    # descheduled (other jobs on a shared machine) counts.
-    "wall": time.perf_counter,
-    # This thread's CPU time: the same statements, without the time slices
-    # of other processes (cache and TLB pollution by them still counts).
-    "cpu": time.thread_time,
-}
-
-
-class Timer:
-    def __init__(self, min_time: float, repeat: int, clock: str = "wall") -> None:
-        self.min_time = min_time
-        self.repeat = repeat
-        self.clock = clock
-
-    def autorange(self, t: timeit.Timer) -> int:
-        """``timeit.Timer.autorange``'s loop count (1, 2, 5, 10, 20, 50, ...)
-        with a configurable minimum total time."""
-        i = 1
-        while True:
-            for j in (1, 2, 5):
-                number = i * j
-                if t.timeit(number) >= self.min_time:
-                    return number
-            i *= 10
-
-    def time(self, stmt: str, env: dict[str, Any]) -> Timing:
-        # The operands become locals of timeit's inner function.
-        setup = "\n".join(f"{name} = __env[{name!r}]" for name in env) or "pass"
-        t = timeit.Timer(stmt, setup, timer=TIMERS[self.clock], globals={"__env": env})
-        number = self.autorange(t)
-        raw = t.repeat(self.repeat, number)
-        per = [x / number * 1e6 for x in raw]
-        return Timing(statistics.median(per), min(per), per, number)
-
-
-# ---------------------------------------------------------------------------
-# Items, targets, results
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class Target:
-    label: str
-    check: Callable[[Row], bool]
-    # How far the measurement is from the target, for the summary.
-    margin: Callable[[Row], str] = lambda row: ""
-
-
-@dataclass
-class Row:
-    item: str
-    size: str
-    impl: str  # which bitplan API is timed
-    stmt: str
-    bitplan: Timing | None = None
-    int_model: Timing | None = None
-    bitarray: Timing | None = None
-    lmcache_native_us: float | None = None
-    targets: list[Target] = field(default_factory=list)
-    outcomes: list[bool] = field(default_factory=list)
-    note: str = ""
-
-
-def below(limit_us: float) -> Target:
-    return Target(
-        f"< {limit_us:g} µs",
-        lambda row: row.bitplan.median_us < limit_us,
-        lambda row: f"{fmt_us(row.bitplan.median_us)} µs, {row.bitplan.median_us / limit_us:.2f}× the limit",
-    )
-
-
-def vs_bitarray(min_speedup: float) -> Target:
-    if min_speedup >= 1:
-        label = f"≥ {min_speedup:g}× faster than bitarray"
-    else:
-        label = f"≤ {1 / min_speedup:g}× slower than bitarray"
-    return Target(
-        label,
-        lambda row: row.bitarray.median_us / row.bitplan.median_us >= min_speedup,
-        lambda row: f"bitplan {fmt_us(row.bitplan.median_us)} µs, bitarray {fmt_us(row.bitarray.median_us)} µs:"
-        f" ×{row.bitarray.median_us / row.bitplan.median_us:.2f}, needs ×{min_speedup:.2f}",
-    )
-
-
-def vs_lmcache(min_speedup: float) -> Target:
-    return Target(
-        f"≥ {min_speedup:g}× LMCache",
-        lambda row: row.lmcache_native_us / row.bitplan.median_us >= min_speedup,
-        lambda row: f"{fmt_us(row.bitplan.median_us)} µs, needs < {fmt_us(row.lmcache_native_us / min_speedup)} µs"
-        f" ({row.bitplan.median_us / (row.lmcache_native_us / min_speedup):.2f}× that)",
-    )
-
-
-class Suite:
-    def __init__(self, timer: Timer, pattern: str | None) -> None:
-        self.timer = timer
-        self.pattern = pattern
-        self.rows: list[Row] = []
-
-    def wanted(self, item: str, size: str, impl: str) -> bool:
-        return self.pattern is None or self.pattern.lower() in f"{item} {size} {impl}".lower()
-
-    def add(
-        self,
-        item: str,
-        size: str,
-        impl: str,
-        stmt: str,
-        env: dict[str, Any],
-        *,
-        int_model: tuple[str, dict[str, Any]] | None = None,
-        bitarray_: tuple[str, dict[str, Any]] | None = None,
-        lmcache: str | None = None,
-        targets: tuple[Target, ...] = (),
-        note: str = "",
-    ) -> None:
-        if not self.wanted(item, size, impl):
-            return
-        row = Row(item, size, impl, stmt, note=note, targets=list(targets))
-        print(f"  timing {item} [{size}] {impl} ...", file=sys.stderr, flush=True)
-        row.bitplan = self.timer.time(stmt, env)
-        if int_model is not None:
-            row.int_model = self.timer.time(*int_model)
-        if bitarray_ is not None:
-            row.bitarray = self.timer.time(*bitarray_)
-        if lmcache is not None:
-            row.lmcache_native_us = LMCACHE_NATIVE_US[lmcache]
-        row.outcomes = [t.check(row) for t in row.targets]
-        self.rows.append(row)
 
 
 # ---------------------------------------------------------------------------
@@ -796,26 +549,6 @@ def bench_diagnostics(suite: Suite) -> None:
 # ---------------------------------------------------------------------------
 
 
-def fmt_us(us: float) -> str:
-    if us >= 1000:
-        return f"{us:,.0f}"
-    if us >= 100:
-        return f"{us:.0f}"
-    if us >= 10:
-        return f"{us:.1f}"
-    if us >= 1:
-        return f"{us:.2f}"
-    return f"{us:.3f}"
-
-
-def fmt_ratio(base_us: float | None, ours_us: float) -> str:
-    if base_us is None:
-        return "—"
-    r = base_us / ours_us
-    rs = f"{r:,.0f}" if r >= 100 else (f"{r:.1f}" if r >= 10 else f"{r:.2f}")
-    return f"{fmt_us(base_us)} (×{rs})"
-
-
 def build_info() -> str:
     """The commit of the checkout and the age of the compiled module, so
     that a figure can be tied to the Rust code it measured."""
@@ -866,54 +599,6 @@ def header(args: argparse.Namespace, timer: Timer) -> str:
     return "\n".join(lines)
 
 
-def table(rows: list[Row]) -> str:
-    out = [
-        "| item | size | API | bitplan µs | (min) | int model µs | bitarray µs | LMCache native µs (issue #14) | target | result |",
-        "|---|---|---|---:|---:|---:|---:|---:|---|---|",
-    ]
-    for row in rows:
-        ours = row.bitplan.median_us
-        targets = "; ".join(t.label for t in row.targets) or "—"
-        result = "; ".join("PASS" if ok else "**FAIL**" for ok in row.outcomes) or (row.note or "—")
-        if row.outcomes and row.note:
-            result += f" ({row.note})"
-        cells = (
-            row.item,
-            row.size,
-            row.impl,
-            fmt_us(ours),
-            fmt_us(row.bitplan.min_us),
-            fmt_ratio(row.int_model and row.int_model.median_us, ours),
-            fmt_ratio(row.bitarray and row.bitarray.median_us, ours),
-            fmt_ratio(row.lmcache_native_us, ours),
-            targets,
-            result,
-        )
-        out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(out)
-
-
-def to_json(rows: list[Row]) -> list[dict[str, Any]]:
-    def timing(t: Timing | None) -> dict[str, Any] | None:
-        if t is None:
-            return None
-        return {"median_us": t.median_us, "min_us": t.min_us, "number": t.number, "per_call_us": t.per_call_us}
-
-    return [
-        {
-            "item": r.item,
-            "size": r.size,
-            "api": r.impl,
-            "stmt": r.stmt,
-            "bitplan": timing(r.bitplan),
-            "int_model": timing(r.int_model),
-            "bitarray": timing(r.bitarray),
-            "lmcache_native_us": r.lmcache_native_us,
-            "targets": [{"target": t.label, "pass": ok} for t, ok in zip(r.targets, r.outcomes)],
-            "note": r.note,
-        }
-        for r in rows
-    ]
 
 
 def main() -> int:
@@ -935,7 +620,7 @@ def main() -> int:
     repeat = args.repeat or (3 if args.quick else 9)
     min_time = args.min_time or (0.02 if args.quick else 0.2)
     timer = Timer(min_time, repeat, args.timer)
-    suite = Suite(timer, args.filter)
+    suite = Suite(timer, args.filter, LMCACHE_NATIVE_US)
     head = header(args, timer)
     bench_select_load_plan(suite)
     bench_binary_ops(suite)
