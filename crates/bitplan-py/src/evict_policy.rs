@@ -26,8 +26,8 @@ use pyo3::types::{PyDict, PyList};
 use tier_state::{Eligible, KeyMeta};
 
 use crate::bits;
-use crate::evict_keys::KeyTable;
 use crate::evict_native::Native;
+use crate::py_keys::KeyTable;
 
 /// Batches of at least this many slots run the native policy with the GIL
 /// released: at about 10 ns a slot that is 40 µs, against a tenth of a

@@ -3,7 +3,7 @@
 //! tier-state `Tier`.
 //!
 //! Keys are any hashable Python objects. Each is mapped to a dense id once
-//! per call (one lookup in a dict of key → id; a new key gets an id at
+//! per call (a lookup in [`KeyTable`]; a new key gets an id at
 //! `reserve_write`, and gives it back when it leaves the tier), and the tier
 //! works on `TierKey(id, 0)`. Answers are dicts, as LMCache's: key →
 //! `(L1Error, object or None)` for the calls that hand out objects, key →
@@ -15,6 +15,11 @@
 //! the id lookup and the answer dict; a `str` caches its hash, a `tuple`
 //! hashes its items again), the answer dict's insertion and, for the
 //! object-handing calls, a 2-tuple. The tier's own work is ~20 ns a key.
+//! The id lookup costs no Python call for the very key object the books
+//! hold (the one first given to `reserve_write`, which a store path passes
+//! again to `finish_write`), and a key that leaves costs none either: the
+//! table keeps each key's hash, where a `dict` would call `__hash__` again
+//! to delete it.
 //!
 //! One lock inside; it is taken with the GIL released while waiting
 //! (`lock_py_attached`), and objects the books let go of are dropped after
@@ -31,6 +36,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use tier_state::{Answer, Batch, Flags, Outcome, Tier, TierKey};
 
 use crate::errors::OrPyErr;
+use crate::py_keys::KeyTable;
 use crate::tier_chunk::capacity_arg;
 use crate::tier_common::{PyManualClock, Tags, build_tier, l1_errors};
 
@@ -42,10 +48,8 @@ const UNKNOWN: TierKey = TierKey::new(u64::MAX, 0);
 #[derive(Debug)]
 struct Books {
     tier: Tier,
-    /// Python key → its id (an int).
-    ids: Py<PyDict>,
-    free_ids: Vec<u64>,
-    next_id: u64,
+    /// Python key → its id (a slot of the table, reused once free).
+    ids: KeyTable,
     tags: Tags,
     /// By slot: the resident object's answer, the tuple `(SUCCESS,
     /// attachment)` (set exactly when the slot's key is resident). Kept as
@@ -87,26 +91,11 @@ impl<'py> Failures<'py> {
 impl Books {
     /// The ids of `keys`, in order; [`UNKNOWN`] for a key never seen
     /// unless `assign`, which gives it a new id.
-    fn resolve(&mut self, py: Python<'_>, keys: &Bound<'_, PyList>, assign: bool) -> PyResult<()> {
+    fn resolve(&mut self, keys: &Bound<'_, PyList>, assign: bool) -> PyResult<()> {
         self.keys.clear();
-        let ids = self.ids.bind(py);
         for key in keys.iter() {
-            let id = match ids.get_item(&key)? {
-                Some(id) => id.extract::<u64>()?,
-                None if assign => {
-                    let id = self.free_ids.pop().unwrap_or_else(|| {
-                        self.next_id += 1;
-                        self.next_id - 1
-                    });
-                    ids.set_item(&key, id)?;
-                    id
-                }
-                None => {
-                    self.keys.push(UNKNOWN);
-                    continue;
-                }
-            };
-            self.keys.push(TierKey::new(id, 0));
+            let id = if assign { Some(self.ids.slot(&key)?) } else { self.ids.lookup(&key)? };
+            self.keys.push(id.map_or(UNKNOWN, |id| TierKey::new(u64::from(id), 0)));
         }
         Ok(())
     }
@@ -120,9 +109,9 @@ impl Books {
 
     /// Settles the books for key `i` after a call that may have removed
     /// its resident object, its staging objects or its slot.
-    fn settle(&mut self, py: Python<'_>, keys: &Bound<'_, PyList>, i: usize, garbage: &mut Garbage) -> PyResult<()> {
+    fn settle(&mut self, i: usize, garbage: &mut Garbage) {
         let key = self.keys[i];
-        let Some(slot) = self.before.get(i).copied().flatten() else { return Ok(()) };
+        let Some(slot) = self.before.get(i).copied().flatten() else { return };
         let still = self.tier.slot_of(key) == Some(slot);
         if !(still && self.tier.is_resident(key))
             && let Some(object) = self.resident.get_mut(slot as usize).and_then(Option::take)
@@ -146,19 +135,18 @@ impl Books {
             }
         }
         if !still {
-            self.forget(py, &keys.get_item(i)?, key)?;
+            self.forget(key, garbage);
         }
-        Ok(())
     }
 
-    /// The key left the tier: its id goes back.
-    fn forget(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>, tier_key: TierKey) -> PyResult<()> {
-        let ids = self.ids.bind(py);
-        if ids.contains(key)? {
-            ids.del_item(key)?;
-            self.free_ids.push(tier_key.hash);
+    /// The key left the tier: its id goes back (once, for a key the batch
+    /// names twice), and the books let go of the key object.
+    fn forget(&mut self, tier_key: TierKey, garbage: &mut Garbage) {
+        if let Ok(id) = u32::try_from(tier_key.hash)
+            && let Some(key) = self.ids.release(id)
+        {
+            garbage.push(key);
         }
-        Ok(())
     }
 
     /// The resident object's answer `(SUCCESS, attachment)`.
@@ -234,7 +222,7 @@ impl PyL1Bookkeeper {
         {
             let mut books = self.lock(py);
             let books = &mut *books;
-            books.resolve(py, &keys, false)?;
+            books.resolve(&keys, false)?;
             books.remember_slots();
             let counts = (books.tier.num_keys(), books.tier.num_objects());
             op(&mut books.tier, &books.keys, &mut books.answer).or_py_err()?;
@@ -249,7 +237,7 @@ impl PyL1Bookkeeper {
                     after(books, i, slot, &mut garbage);
                 }
                 if may_remove && changed {
-                    books.settle(py, &keys, i, &mut garbage)?;
+                    books.settle(i, &mut garbage);
                 }
             }
             for (key, outcome) in keys.iter().zip(outcomes) {
@@ -268,7 +256,6 @@ impl PyL1Bookkeeper {
     #[new]
     #[pyo3(signature = (capacity, *, read_ttl_seconds = 300.0, write_ttl_seconds = 600.0, clock = None))]
     fn new(
-        py: Python<'_>,
         capacity: &Bound<'_, PyAny>,
         read_ttl_seconds: f64,
         write_ttl_seconds: f64,
@@ -282,9 +269,7 @@ impl PyL1Bookkeeper {
         Ok(PyL1Bookkeeper {
             books: Mutex::new(Books {
                 tier,
-                ids: PyDict::new(py).unbind(),
-                free_ids: Vec::new(),
-                next_id: 0,
+                ids: KeyTable::new(false),
                 tags: Tags::default(),
                 resident: Vec::new(),
                 staged: HashMap::new(),
@@ -364,6 +349,7 @@ impl PyL1Bookkeeper {
         let success = codes[Outcome::Success as usize].bind(py);
         let mut failures = Failures::new(codes);
         let out = PyDict::new(py);
+        let mut garbage = Garbage::new();
         {
             let mut books = self.lock(py);
             let books = &mut *books;
@@ -371,7 +357,7 @@ impl PyL1Bookkeeper {
                 Some(tag) => books.tags.id(tag)?,
                 None => books.tags.id(pyo3::types::PyString::new(py, "").as_any())?,
             };
-            books.resolve(py, &keys, true)?;
+            books.resolve(&keys, true)?;
             let result = books.tier.reserve_write(&books.keys[..], Flags::Each(&flags), tag, &mut books.answer);
             let outcomes = books.answer.outcomes();
             let slots = books.answer.slots().to_vec();
@@ -384,7 +370,7 @@ impl PyL1Bookkeeper {
                 let tier_key = books.keys[i];
                 if failed_call.is_some() || !outcomes[i].is_success() {
                     if books.tier.slot_of(tier_key).is_none() {
-                        books.forget(py, &key, tier_key)?;
+                        books.forget(tier_key, &mut garbage);
                     }
                     if failed_call.is_none() {
                         out.set_item(&key, failures.get(py, outcomes[i])?)?;
@@ -409,9 +395,11 @@ impl PyL1Bookkeeper {
                 out.set_item(&key, held)?;
             }
             if let Some(error) = failed_call {
+                // The guard goes before the key objects let go (drop order).
                 return Err(crate::errors::IntoPyErr::into_py_err(error));
             }
         }
+        drop(garbage);
         Ok(out)
     }
 
@@ -457,7 +445,7 @@ impl PyL1Bookkeeper {
         {
             let mut books = self.lock(py);
             let books = &mut *books;
-            books.resolve(py, &keys, false)?;
+            books.resolve(&keys, false)?;
             books.remember_slots();
             books
                 .tier
@@ -502,7 +490,7 @@ impl PyL1Bookkeeper {
         let keys = key_list(keys)?;
         let mut books = self.lock(py);
         let books = &mut *books;
-        books.resolve(py, &keys, false)?;
+        books.resolve(&keys, false)?;
         books.tier.touch(&books.keys[..], &mut books.answer).or_py_err()
     }
 
@@ -515,18 +503,12 @@ impl PyL1Bookkeeper {
             let mut books = self.lock(py);
             let books = &mut *books;
             // Every key the books know, with its slot before the clear.
-            let known = books.ids.bind(py).items();
-            let keys = PyList::empty(py);
             books.keys.clear();
-            for item in known.iter() {
-                let item = item.cast_into::<PyTuple>()?;
-                keys.append(item.get_item(0)?)?;
-                books.keys.push(TierKey::new(item.get_item(1)?.extract()?, 0));
-            }
+            books.keys.extend(books.ids.held(py).map(|(id, _)| TierKey::new(u64::from(id), 0)));
             books.remember_slots();
             books.tier.clear(force);
             for i in 0..books.keys.len() {
-                books.settle(py, &keys, i, &mut garbage)?;
+                books.settle(i, &mut garbage);
             }
         }
         drop(garbage);
@@ -537,8 +519,8 @@ impl PyL1Bookkeeper {
     /// staged under an expired reservation.
     fn is_key_evictable(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let books = self.lock(py);
-        let Some(id) = books.ids.bind(py).get_item(key)? else { return Ok(false) };
-        let tier_key = TierKey::new(id.extract()?, 0);
+        let Some(id) = books.ids.lookup(key)? else { return Ok(false) };
+        let tier_key = TierKey::new(u64::from(id), 0);
         if books.tier.is_resident(tier_key) && !books.tier.is_read_locked(tier_key) {
             return Ok(true);
         }
@@ -556,10 +538,7 @@ impl PyL1Bookkeeper {
         let books = self.lock(py);
         let out = PyDict::new(py);
         let staged = PyDict::new(py);
-        let tier_key = match books.ids.bind(py).get_item(key)? {
-            Some(id) => TierKey::new(id.extract()?, 0),
-            None => UNKNOWN,
-        };
+        let tier_key = books.ids.lookup(key)?.map_or(UNKNOWN, |id| TierKey::new(u64::from(id), 0));
         let resident = books.tier.is_resident(tier_key);
         out.set_item("resident", resident)?;
         out.set_item("read_locks", books.tier.read_count(tier_key))?;
@@ -637,7 +616,7 @@ impl PyL1Bookkeeper {
         let out = PyDict::new(py);
         let mut books = self.lock(py);
         let books = &mut *books;
-        books.resolve(py, &keys, false)?;
+        books.resolve(&keys, false)?;
         op(&mut books.tier, &books.keys, &mut books.answer).or_py_err()?;
         let slots = books.answer.slots();
         let mut failed = books.answer.failed().iter().peekable();

@@ -1,6 +1,7 @@
-//! The key table behind `bitplan.lmcache.eviction_policy`'s classes: each
-//! Python key (any hashable; LMCache's `ObjectKey`) gets a dense slot id
-//! once, and the native policy works on slots.
+//! The table of Python keys behind `bitplan.lmcache.eviction_policy`'s
+//! classes and `bitplan.lmcache.tiers.L1Bookkeeper`: each Python key (any
+//! hashable; LMCache's `ObjectKey`) gets a dense slot id once, and the
+//! native policy or tier works on slots.
 //!
 //! A lookup of the very object the table holds (the victims a policy
 //! returned, a key object the caller keeps) is found by its address and
@@ -291,8 +292,12 @@ impl KeyTable {
                 self.next.push(NONE);
                 self.hashes.push(0);
                 self.keys.push(None);
-                self.metas.push(meta);
-                self.interned.push(false);
+                // Without metas (a tier's books) the 21 bytes a slot are
+                // not spent.
+                if self.with_meta {
+                    self.metas.push(meta);
+                    self.interned.push(false);
+                }
                 slot
             }
         };
@@ -301,8 +306,10 @@ impl KeyTable {
         self.hashes[at] = hash;
         self.keys[at] = Some(key.clone().unbind());
         self.by_address.insert(key.as_ptr() as usize, slot);
-        self.metas[at] = meta;
-        self.interned[at] = interned;
+        if self.with_meta {
+            self.metas[at] = meta;
+            self.interned[at] = interned;
+        }
         self.len += 1;
         Ok(slot)
     }
@@ -312,7 +319,15 @@ impl KeyTable {
         self.keys.get(slot as usize).and_then(Option::as_ref).map(|key| key.bind(py))
     }
 
-    /// The [`KeyMeta`] of a held slot.
+    /// Every held slot and its key, in slot order.
+    pub(crate) fn held<'a, 'py>(&'a self, py: Python<'py>) -> impl Iterator<Item = (u32, &'a Bound<'py, PyAny>)> + 'a
+    where
+        'py: 'a,
+    {
+        self.keys.iter().enumerate().filter_map(move |(slot, key)| Some((slot as u32, key.as_ref()?.bind(py))))
+    }
+
+    /// The [`KeyMeta`] of a held slot (a table made `with_meta`).
     pub(crate) fn meta(&self, slot: u32) -> KeyMeta {
         self.metas[slot as usize]
     }
@@ -353,7 +368,7 @@ impl KeyTable {
             None => {}
         }
         self.next[at] = NONE;
-        if self.interned[at] {
+        if self.with_meta && self.interned[at] {
             self.interned[at] = false;
             self.ids.release_family(self.metas[at].family);
         }
