@@ -89,13 +89,37 @@ impl<'py> Failures<'py> {
 }
 
 impl Books {
-    /// The ids of `keys`, in order; [`UNKNOWN`] for a key never seen
-    /// unless `assign`, which gives it a new id.
-    fn resolve(&mut self, keys: &Bound<'_, PyList>, assign: bool) -> PyResult<()> {
+    /// The ids of `keys`, in order; [`UNKNOWN`] for a key never seen.
+    fn resolve(&mut self, keys: &Bound<'_, PyList>) -> PyResult<()> {
         self.keys.clear();
         for key in keys.iter() {
-            let id = if assign { Some(self.ids.slot(&key)?) } else { self.ids.lookup(&key)? };
+            let id = self.ids.lookup(&key)?;
             self.keys.push(id.map_or(UNKNOWN, |id| TierKey::new(u64::from(id), 0)));
+        }
+        Ok(())
+    }
+
+    /// The ids of `keys`, in order, a new one for a key never seen. If a
+    /// key's `__hash__` or `__eq__` raises, the ids given so far go back
+    /// (nothing changed) and the error is returned.
+    fn resolve_or_assign(&mut self, keys: &Bound<'_, PyList>, garbage: &mut Garbage) -> PyResult<()> {
+        self.keys.clear();
+        for key in keys.iter() {
+            match self.ids.slot(&key) {
+                Ok(id) => self.keys.push(TierKey::new(u64::from(id), 0)),
+                Err(error) => {
+                    // A key with an id but no slot in the tier is one this
+                    // call gave it (the books forget a key the tier lets go).
+                    for i in 0..self.keys.len() {
+                        let key = self.keys[i];
+                        if self.tier.slot_of(key).is_none() {
+                            self.forget(key, garbage);
+                        }
+                    }
+                    self.keys.clear();
+                    return Err(error);
+                }
+            }
         }
         Ok(())
     }
@@ -222,7 +246,7 @@ impl PyL1Bookkeeper {
         {
             let mut books = self.lock(py);
             let books = &mut *books;
-            books.resolve(&keys, false)?;
+            books.resolve(&keys)?;
             books.remember_slots();
             let counts = (books.tier.num_keys(), books.tier.num_objects());
             op(&mut books.tier, &books.keys, &mut books.answer).or_py_err()?;
@@ -357,7 +381,7 @@ impl PyL1Bookkeeper {
                 Some(tag) => books.tags.id(tag)?,
                 None => books.tags.id(pyo3::types::PyString::new(py, "").as_any())?,
             };
-            books.resolve(&keys, true)?;
+            books.resolve_or_assign(&keys, &mut garbage)?;
             let result = books.tier.reserve_write(&books.keys[..], Flags::Each(&flags), tag, &mut books.answer);
             let outcomes = books.answer.outcomes();
             let slots = books.answer.slots().to_vec();
@@ -445,7 +469,7 @@ impl PyL1Bookkeeper {
         {
             let mut books = self.lock(py);
             let books = &mut *books;
-            books.resolve(&keys, false)?;
+            books.resolve(&keys)?;
             books.remember_slots();
             books
                 .tier
@@ -490,7 +514,7 @@ impl PyL1Bookkeeper {
         let keys = key_list(keys)?;
         let mut books = self.lock(py);
         let books = &mut *books;
-        books.resolve(&keys, false)?;
+        books.resolve(&keys)?;
         books.tier.touch(&books.keys[..], &mut books.answer).or_py_err()
     }
 
@@ -616,7 +640,7 @@ impl PyL1Bookkeeper {
         let out = PyDict::new(py);
         let mut books = self.lock(py);
         let books = &mut *books;
-        books.resolve(&keys, false)?;
+        books.resolve(&keys)?;
         op(&mut books.tier, &books.keys, &mut books.answer).or_py_err()?;
         let slots = books.answer.slots();
         let mut failed = books.answer.failed().iter().peekable();

@@ -223,3 +223,28 @@ def test_a_freed_key_objects_address_names_no_key():
     # Not a condition of the test's verdict (the allocator decides), only
     # a note that the case it guards was met.
     print(f"an address was reused in {reused} of 200 rounds")
+
+
+def test_an_unhashable_key_in_a_reservation_changes_nothing():
+    """A key whose ``__hash__`` raises fails the call with the error, and
+    the keys before it in the batch get no id: the books hold no reference
+    to them, and the tier is as it was."""
+    import gc
+    import weakref
+
+    books = L1Bookkeeper(4)
+    books.reserve_write(["kept"], [False], None, "t")
+    fresh = CountedKey("fresh")
+    alive = weakref.ref(fresh)
+    try:
+        books.reserve_write(["kept", fresh, ["unhashable"]], [False] * 3, None, "t")
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("an unhashable key must raise TypeError")
+    assert books.used() == 1
+    assert books.state_of("kept")["staged"] == {"t": True}
+    assert books.state_of(CountedKey("fresh")) == {"resident": False, "read_locks": 0, "temporary": None, "staged": {}}
+    del fresh
+    gc.collect()
+    assert alive() is None, "the books kept a reference to a key of the failed call"
