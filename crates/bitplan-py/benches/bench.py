@@ -52,7 +52,7 @@ import bitplan.lmcache.native as lm_native
 import bitplan.lmcache.prefetch_policy as lm_policy
 
 # The script's directory is on sys.path when it runs.
-from _bench_env import cpu_model  # noqa: E402
+from _bench_env import cpu_model, load_average  # noqa: E402
 from _bench_suite import (  # noqa: E402
     TIMERS,
     Suite,
@@ -573,10 +573,7 @@ def build_info() -> str:
 
 def header(args: argparse.Namespace, timer: Timer) -> str:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    try:
-        load = "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
-    except OSError:
-        load = "n/a"
+    load = load_average()
     cmd = " ".join([os.path.basename(sys.executable)] + sys.argv)
     lines = [
         "# bitplan Python benchmarks (issue #14, \"Speed\")",

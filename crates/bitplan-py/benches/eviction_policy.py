@@ -54,7 +54,7 @@ from bitplan.lmcache.eviction_policy import CreateEvictionPolicy, EvictionConfig
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
 from _eviction_model import MODELS  # noqa: E402
-from _bench_env import environment_lines  # noqa: E402
+from _bench_env import environment_lines, load_average  # noqa: E402
 
 BATCH = 256
 POLICIES = ("LRU", "S3FIFO", "ARC")
@@ -260,7 +260,7 @@ def main() -> int:
                     f"×{face_ratio:.1f} | ×{slot_ratio:.0f} |",
                     flush=True,
                 )
-    print(f"\n(load average at the end: {'%.2f %.2f %.2f' % os.getloadavg()})")
+    print(f"\n(load average at the end: {load_average()})")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(report, out, indent=1)

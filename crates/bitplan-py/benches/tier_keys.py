@@ -45,7 +45,7 @@ from bitplan.lmcache.tiers import ChunkTier, L1Bookkeeper, RequestKeys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
 from _l1_model import L1Model  # noqa: E402
-from _bench_env import environment_lines  # noqa: E402
+from _bench_env import environment_lines, load_average  # noqa: E402
 
 ROWS, CHUNKS = 64, 64  # 4,096 keys
 
@@ -215,7 +215,7 @@ def main() -> int:
                 f"| {kind} | {cycle_name} | {statistics.median(model):.0f} | {statistics.median(face):.0f} | "
                 f"×{ratio:.1f} |"
             )
-    print(f"\n(load average at the end: {'%.2f %.2f %.2f' % os.getloadavg()})")
+    print(f"\n(load average at the end: {load_average()})")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(report, out, indent=1)
