@@ -236,6 +236,8 @@ mod ops;
 mod serialization;
 mod split_writer;
 mod storage;
+#[cfg(test)]
+mod test_support;
 
 pub use crate::bitmap::Bitmap;
 pub use crate::error::{BitmapError, SizeUnit};

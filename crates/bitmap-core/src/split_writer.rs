@@ -259,6 +259,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "SplitWriter finished after 1 of 2 words")]
     fn finishing_early_panics() {
+        crate::test_support::cheap_panic_hook_under_miri();
         let mut a = Bitmap::empty();
         let mut writer = SplitWriter::new(128, [&mut a]);
         writer.push([1]);
@@ -268,6 +269,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "SplitWriter has 0 of 1 words left, not 1")]
     fn writing_past_the_end_panics() {
+        crate::test_support::cheap_panic_hook_under_miri();
         let mut a = Bitmap::empty();
         let mut writer = SplitWriter::new(64, [&mut a]);
         writer.push([1]);
@@ -277,6 +279,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "SplitWriter input 1 has 1 words, not 2")]
     fn inputs_are_whole_bitmaps() {
+        crate::test_support::cheap_panic_hook_under_miri();
         let (mut a, mut b) = (Bitmap::empty(), Bitmap::empty());
         let mut writer = SplitWriter::new(128, [&mut a, &mut b]);
         writer.split_by_tables(&[&[0, 0], &[0]], &[0b11, 0b11], 1);
