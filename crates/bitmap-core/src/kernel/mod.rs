@@ -91,6 +91,8 @@ mod x86_64;
 #[cfg(test)]
 mod bit_tests;
 #[cfg(test)]
+mod class_tests;
+#[cfg(test)]
 pub(crate) mod tests;
 
 pub use classes::MAX_CLASS_INPUTS;
