@@ -6,7 +6,7 @@
 //! of the word size.
 
 use super::bits::{BitMoves, Soft};
-use super::tests::{XorShift, tested_kernels};
+use super::tests::{XorShift, placed, tested_kernels};
 use super::*;
 
 fn get(words: &[u64], i: usize) -> bool {
@@ -49,13 +49,6 @@ fn strides() -> Vec<usize> {
 /// one's too, takes the same `*_best` moves, BMI2's where the CPU has it.
 fn reference_or_soft<T>(reference: impl FnOnce() -> T, soft: impl FnOnce() -> T) -> T {
     if cfg!(miri) { soft() } else { reference() }
-}
-
-/// `words` copied to a buffer at word offset `offset`.
-fn placed(words: &[u64], offset: usize) -> Vec<u64> {
-    let mut buf = vec![0xDEAD_BEEF_u64; offset];
-    buf.extend_from_slice(words);
-    buf
 }
 
 fn random(rng: &mut XorShift, n: usize, density: usize) -> Vec<u64> {

@@ -134,6 +134,16 @@ type BitOp = (&'static str, fn(bool, bool) -> bool);
 const OPS: [BitOp; 4] =
     [("and", |p, q| p & q), ("or", |p, q| p | q), ("xor", |p, q| p ^ q), ("and_not", |p, q| p & !q)];
 
+/// `kernel`'s in-place form of the operation of [`OPS`] named `name`.
+fn assign(kernel: Kernel, name: &str, dst: &mut [u64], src: &[u64]) {
+    match name {
+        "and" => kernel.and_assign(dst, src),
+        "or" => kernel.or_assign(dst, src),
+        "xor" => kernel.xor_assign(dst, src),
+        _ => kernel.and_not_assign(dst, src),
+    }
+}
+
 /// Copies `words` into a buffer at word offset `offset` and returns the
 /// buffer; `&buf[offset..]` is then misaligned by `offset` words.
 pub(crate) fn placed(words: &[u64], offset: usize) -> Vec<u64> {
@@ -234,12 +244,7 @@ fn fused_counts_and_assignments_match_reference() {
                         || naive_binary(&a, &b, op),
                         |scalar| {
                             let mut words = a.clone();
-                            match name {
-                                "and" => scalar.and_assign(&mut words, &b),
-                                "or" => scalar.or_assign(&mut words, &b),
-                                "xor" => scalar.xor_assign(&mut words, &b),
-                                _ => scalar.and_not_assign(&mut words, &b),
-                            }
+                            assign(scalar, name, &mut words, &b);
                             words
                         },
                     );
@@ -259,13 +264,7 @@ fn fused_counts_and_assignments_match_reference() {
                     assert_eq!(fused, *count, "{kernel} {name}_popcount n={n} offset={offset}");
 
                     let mut dst = abuf.clone();
-                    let d = &mut dst[offset..];
-                    match *name {
-                        "and" => kernel.and_assign(d, b_view),
-                        "or" => kernel.or_assign(d, b_view),
-                        "xor" => kernel.xor_assign(d, b_view),
-                        _ => kernel.and_not_assign(d, b_view),
-                    }
+                    assign(kernel, name, &mut dst[offset..], b_view);
                     assert_eq!(&dst[offset..], &expected[..], "{kernel} {name}_assign n={n} offset={offset}");
                     assert!(dst[..offset].iter().all(|&w| w == 0xDEAD_BEEF), "{kernel} wrote before the slice");
 
