@@ -1,13 +1,13 @@
 //! Replays every committed input of every fuzz target — the seed corpora
-//! (`corpus/<target>/`) and the inputs of past findings
-//! (`regressions/<target>/`) — through the same checks the fuzz targets
+//! (`fuzz/corpus/<target>/`) and the inputs of past findings
+//! (`fuzz/regressions/<target>/`) — through the same checks the fuzz targets
 //! run, under plain `cargo test`, on stable, without libFuzzer. A finding,
 //! once its input is committed, stays a unit test.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use bitplan_fuzz::{TARGETS, replay};
+use fuzz_checks::{TARGETS, replay};
 
 /// The files directly in `dir` (none if it does not exist), sorted so that
 /// runs are reproducible.
@@ -22,8 +22,14 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The fuzz project's directory, `fuzz/` at the repository's root, where
+/// cargo-fuzz keeps each target's corpus.
+fn fuzz_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
+}
+
 fn replay_dir(kind: &str, target: &str) -> usize {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(kind).join(target);
+    let dir = fuzz_dir().join(kind).join(target);
     let files = inputs(&dir);
     for file in &files {
         let data = fs::read(file).expect("reading an input");
@@ -37,7 +43,7 @@ fn replay_dir(kind: &str, target: &str) -> usize {
 fn seed_corpora() {
     for target in TARGETS {
         let replayed = replay_dir("corpus", target);
-        assert!(replayed > 0, "no seed inputs for {target} in corpus/{target}/");
+        assert!(replayed > 0, "no seed inputs for {target} in fuzz/corpus/{target}/");
     }
 }
 

@@ -2,10 +2,11 @@
 //!
 //! Each module is one target: an input type (built by [`arbitrary`] from the
 //! fuzzer's bytes, or the raw bytes themselves) and a `check` function that
-//! panics on any finding. The fuzz targets in `fuzz_targets/` are one line
-//! each; `tests/replay.rs` runs the same functions over every committed seed
-//! and regression input under plain `cargo test`, so a crash once found
-//! stays a unit test. See `docs/FUZZING.md`.
+//! panics on any finding. The fuzz targets in `fuzz/fuzz_targets/` (a
+//! cargo-fuzz workspace of their own) are one line each; this crate's
+//! `tests/replay.rs` runs the same functions over every committed seed and
+//! regression input under plain `cargo test`, in the main workspace's tests,
+//! so a crash once found stays a unit test. See `docs/FUZZING.md`.
 //!
 //! - [`bitmap_ops`]: random operation sequences on a [`Bitmap`] and on a
 //!   `Vec<bool>` model, every word-level operation also run directly on
