@@ -47,7 +47,7 @@
 //!   index's grid in its tier, no empty entry, no entry for an index that
 //!   locked nothing, and the union of the plan is exactly the needed cells
 //!   (the union of the tiers, cut under `prefix` to each row's share of the
-//!   hit, both from [`hybrid_model`](crate::hybrid_model));
+//!   hit, both from [`hybrid_model`]);
 //! - the hit is the reference's, every policy plans the same, and gives one
 //!   retention decision per planned cell.
 

@@ -1,7 +1,7 @@
 //! `prefix_hit`: the hybrid-model functions of `prefetch_policy` (fold,
 //! unfold, their grouped and ranked forms, the grid plan) against the
-//! scalar references of [`hybrid_model`](crate::hybrid_model), and the bit
-//! moves of `bitmap_core::layout` against [`bit_moves`](crate::bit_moves).
+//! scalar references of [`hybrid_model`], and the bit
+//! moves of `bitmap_core::layout` against [`bit_moves`].
 //!
 //! # The input
 //!
