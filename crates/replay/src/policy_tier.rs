@@ -37,7 +37,9 @@ use crate::trigger::Trigger;
 /// `lru` is `tier-state`'s plain [`Lru`], not the chunk-coherent
 /// `ChunkLru` that LMCache's factory now returns: the replay's keys carry
 /// no chunk families (each block is its own family), and there the two
-/// are the same order, at 8 bytes a slot.
+/// are the same order, at 8 bytes a slot. `arc` is
+/// [`Arc::with_fixed_slots`]: the replay's slots are its trace's dense key
+/// ids, each one key for good, so ARC logs no released ghosts.
 ///
 /// ```
 /// use kv_replay::{Eviction, new_policy};
@@ -49,7 +51,7 @@ pub fn new_policy(eviction: Eviction) -> Box<dyn EvictionPolicy> {
         Eviction::Lru => Box::new(Lru::new()),
         Eviction::Fifo | Eviction::Lfu => Box::new(ListPolicy::new(eviction)),
         Eviction::S3Fifo => Box::new(S3Fifo::new()),
-        Eviction::Arc => Box::new(Arc::new()),
+        Eviction::Arc => Box::new(Arc::with_fixed_slots()),
         Eviction::Noop => Box::new(NoEviction),
     }
 }
@@ -106,8 +108,6 @@ pub struct PolicyTier {
     victims: Vec<u32>,
     /// One batch of keys for the policy, reused.
     batch: Vec<u32>,
-    /// The ghost slots the policy released, emptied at each eviction.
-    released: Vec<u32>,
 }
 
 impl PolicyTier {
@@ -141,7 +141,6 @@ impl PolicyTier {
             counts: PolicyCounts::default(),
             victims: Vec::new(),
             batch: Vec::new(),
-            released: Vec::new(),
         }
     }
 
@@ -189,7 +188,7 @@ impl PolicyTier {
     /// The heap bytes held: a byte a key for residence, the policy's own
     /// arrays, the reused buffers.
     pub fn memory_bytes(&self) -> usize {
-        let buffers = self.victims.capacity() + self.batch.capacity() + self.released.capacity();
+        let buffers = self.victims.capacity() + self.batch.capacity();
         self.resident.capacity() + self.policy.memory_bytes() + buffers * 4
     }
 
@@ -224,16 +223,8 @@ impl PolicyTier {
         }
         self.len -= self.victims.len();
         self.counts.evictions += self.victims.len() as u64;
+        // (ARC logs no released ghosts here: see `new_policy`.)
         self.policy.on_removed(&self.victims);
-        // ARC logs the ghosts it trims, for a caller that recycles slots;
-        // the replay's slots are its keys for good, so it only empties the
-        // log (which would otherwise grow to a slot each). The others log
-        // nothing: no call.
-        if self.eviction == Eviction::Arc {
-            self.released.clear();
-            self.policy.drain_released(&mut self.released);
-            self.released.clear();
-        }
     }
 
     /// Strict capacity: a touch of `key`, as a strict tier's (see the

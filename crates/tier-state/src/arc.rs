@@ -68,6 +68,8 @@ pub struct Arc {
     target_t1_size: f64,
     capacity: usize,
     released: Vec<u32>,
+    /// The caller's slots name one key each for good: no release log.
+    fixed_slots: bool,
 }
 
 /// A copy of [`Arc`]'s state: LMCache's `get_debug_state()`.
@@ -91,6 +93,31 @@ impl Arc {
     /// An empty ARC.
     pub fn new() -> Arc {
         Arc::default()
+    }
+
+    /// An empty ARC for a caller whose slots each name one key for good,
+    /// such as a replay over a trace's dense key ids: the ghosts its trims
+    /// drop are forgotten without being logged, and
+    /// [`drain_released`](EvictionPolicy::drain_released) has nothing to
+    /// give. Its lists, victims and `p` are [`new`](Arc::new)'s. (In the
+    /// replay the log cost about 4% of the instructions, and the caller
+    /// only emptied it.)
+    ///
+    /// ```
+    /// use tier_state::{Arc, Eligible, EvictionPolicy};
+    /// let mut arc = Arc::with_fixed_slots();
+    /// arc.on_created(&[1, 2]);
+    /// let mut victims = Vec::new();
+    /// arc.victims(1.0, Eligible::All, &mut victims);
+    /// arc.on_removed(&victims);
+    /// arc.on_created(&[3, 4, 5]); // the trims drop ghosts 1 and 2
+    /// assert!(!arc.remembers(1));
+    /// let mut released = Vec::new();
+    /// arc.drain_released(&mut released);
+    /// assert!(released.is_empty());
+    /// ```
+    pub fn with_fixed_slots() -> Arc {
+        Arc { fixed_slots: true, ..Arc::default() }
     }
 
     /// Its lists, capacity and `p` (allocates: for tests and bindings).
@@ -146,7 +173,12 @@ impl Arc {
 
     /// Forgets a ghost the trims dropped, logging it for
     /// [`drain_released`](EvictionPolicy::drain_released) once.
+    #[inline]
     fn release(&mut self, slot: u32) {
+        if self.fixed_slots {
+            self.tag[slot as usize] = NONE;
+            return;
+        }
         let tag = &mut self.tag[slot as usize];
         let logged = *tag & LOGGED != 0;
         *tag = LOGGED;
@@ -155,11 +187,22 @@ impl Arc {
         }
     }
 
-    /// LMCache's `_trim_ghost_lists`.
+    /// LMCache's `_trim_ghost_lists`. Called after every created slot, and
+    /// inlined there with its trims: in a replay the calls were a tenth of
+    /// ARC's instructions (at steady state most creations trim a ghost).
+    #[inline(always)]
     fn trim_ghosts(&mut self) {
-        if self.capacity == 0 {
-            return;
+        if self.capacity != 0
+            && (self.t1.len + self.b1.len > self.capacity
+                || self.resident() + self.b1.len + self.b2.len > 2 * self.capacity)
+        {
+            self.trim_ghosts_now();
         }
+    }
+
+    /// The trims of [`trim_ghosts`](Arc::trim_ghosts), once there is one.
+    #[inline(always)]
+    fn trim_ghosts_now(&mut self) {
         while self.t1.len + self.b1.len > self.capacity {
             let Some(slot) = self.links.pop_front(&mut self.b1) else { break };
             self.release(slot);
@@ -185,16 +228,46 @@ impl Arc {
     }
 
     /// The next slot from `cursor` (advancing it) that `eligible` accepts.
-    #[inline]
-    fn next_eligible(&self, cursor: &mut u32, eligible: &mut Eligible<'_>) -> Option<u32> {
+    #[inline(always)]
+    fn next_eligible(&self, cursor: &mut u32, eligible: &mut impl FnMut(u32) -> bool) -> Option<u32> {
         while *cursor != NIL {
             let slot = *cursor;
             *cursor = self.links.next(slot);
-            if eligible.test(slot) {
+            if eligible(slot) {
                 return Some(slot);
             }
         }
         None
+    }
+
+    /// Appends up to `target` victims to `out` (see the type's docs): T1's
+    /// next eligible slot while its virtual size is at least `boundary`,
+    /// else T2's, failing that T1's.
+    #[inline(always)]
+    fn pick(&self, target: usize, boundary: usize, mut eligible: impl FnMut(u32) -> bool, out: &mut Vec<u32>) {
+        let mut virtual_t1 = self.t1.len;
+        let (mut t1, mut t2) = (self.t1.head, self.t2.head);
+        let start = out.len();
+        while out.len() - start < target {
+            let mut candidate = None;
+            if virtual_t1 >= boundary {
+                candidate = self.next_eligible(&mut t1, &mut eligible);
+                if candidate.is_some() {
+                    virtual_t1 -= 1;
+                }
+            }
+            if candidate.is_none() {
+                candidate = self.next_eligible(&mut t2, &mut eligible);
+            }
+            if candidate.is_none() {
+                candidate = self.next_eligible(&mut t1, &mut eligible);
+                if candidate.is_some() {
+                    virtual_t1 -= 1;
+                }
+            }
+            let Some(slot) = candidate else { break };
+            out.push(slot);
+        }
     }
 }
 
@@ -213,28 +286,39 @@ impl EvictionPolicy for Arc {
         for &slot in slots.iter().rev() {
             self.links.grow_to(slot);
             grow(&mut self.tag, slot as usize + 1, NONE);
-            self.tag[slot as usize] &= !PENDING;
-            match self.list_of(slot) {
-                list @ (T1 | T2) => self.promote(slot, list),
+            // The tag is read once and written once: the pending mark goes,
+            // the list becomes the one the slot lands on.
+            let tag = self.tag[slot as usize] & !PENDING;
+            let list = match tag & LIST {
+                T1 => {
+                    self.links.unlink(&mut self.t1, slot);
+                    self.links.push_back(&mut self.t2, slot);
+                    T2
+                }
+                T2 => {
+                    self.links.move_to_back(&mut self.t2, slot);
+                    T2
+                }
                 B1 => {
                     let raised = self.target_t1_size + adaptation_delta(self.b1.len, self.b2.len);
                     self.target_t1_size = raised.min(self.capacity as f64);
                     self.links.unlink(&mut self.b1, slot);
                     self.links.push_back(&mut self.t2, slot);
-                    self.set_list(slot, T2);
+                    T2
                 }
                 B2 => {
                     let lowered = self.target_t1_size - adaptation_delta(self.b2.len, self.b1.len);
                     self.target_t1_size = lowered.max(0.0);
                     self.links.unlink(&mut self.b2, slot);
                     self.links.push_back(&mut self.t2, slot);
-                    self.set_list(slot, T2);
+                    T2
                 }
                 _ => {
                     self.links.push_back(&mut self.t1, slot);
-                    self.set_list(slot, T1);
+                    T1
                 }
-            }
+            };
+            self.tag[slot as usize] = (tag & !LIST) | list;
             self.capacity = self.capacity.max(self.resident());
             self.trim_ghosts();
         }
@@ -274,7 +358,7 @@ impl EvictionPolicy for Arc {
         self.trim_ghosts();
     }
 
-    fn victims(&mut self, ratio: f64, mut eligible: Eligible<'_>, out: &mut Vec<u32>) {
+    fn victims(&mut self, ratio: f64, eligible: Eligible<'_>, out: &mut Vec<u32>) {
         let resident = self.resident();
         if resident == 0 {
             return;
@@ -289,28 +373,12 @@ impl EvictionPolicy for Arc {
 
         // `int(p)`: p is never negative, so truncation is Python's int().
         let boundary = self.target_t1_size as usize;
-        let mut virtual_t1 = self.t1.len;
-        let (mut t1, mut t2) = (self.t1.head, self.t2.head);
         let start = out.len();
-        while out.len() - start < target {
-            let mut candidate = None;
-            if virtual_t1 >= boundary {
-                candidate = self.next_eligible(&mut t1, &mut eligible);
-                if candidate.is_some() {
-                    virtual_t1 -= 1;
-                }
-            }
-            if candidate.is_none() {
-                candidate = self.next_eligible(&mut t2, &mut eligible);
-            }
-            if candidate.is_none() {
-                candidate = self.next_eligible(&mut t1, &mut eligible);
-                if candidate.is_some() {
-                    virtual_t1 -= 1;
-                }
-            }
-            let Some(slot) = candidate else { break };
-            out.push(slot);
+        // Every slot eligible (a replay's checks, LMCache's filter `None`):
+        // the walk without a test a slot.
+        match eligible {
+            Eligible::All => self.pick(target, boundary, |_| true, out),
+            mut other => self.pick(target, boundary, |slot| other.test(slot), out),
         }
         for &slot in &out[start..] {
             self.tag[slot as usize] |= PENDING;

@@ -155,21 +155,27 @@ proptest! {
         }
     }
 
+    /// `Arc::new()` against the model, and `Arc::with_fixed_slots()` in
+    /// lockstep with it: the same lists, `p`, victims and pending marks, and
+    /// no release log.
     #[test]
     fn arc_matches_the_model(ops in ops(SLOTS, 1)) {
         let mut model = ArcModel::default();
         let mut arc = Arc::new();
+        let mut fixed = Arc::with_fixed_slots();
         let mut released = Vec::new();
         for op in ops {
             match op {
-                Op::Created(s) => { model.created(&s); arc.on_created(&s); }
-                Op::Touched(s) => { model.touched(&s); arc.on_touched(&s); }
-                Op::Removed(s) => { model.removed(&s); arc.on_removed(&s); }
+                Op::Created(s) => { model.created(&s); arc.on_created(&s); fixed.on_created(&s); }
+                Op::Touched(s) => { model.touched(&s); arc.on_touched(&s); fixed.on_touched(&s); }
+                Op::Removed(s) => { model.removed(&s); arc.on_removed(&s); fixed.on_removed(&s); }
                 Op::Victims { ratio, form, eligible, salt, confirm } => {
                     let (got, seen) = ask(&mut arc, ratio, form, &eligible, salt);
                     prop_assert_eq!(&got, &model.victims(ratio, seen.as_deref()));
+                    let (fixed_got, _) = ask(&mut fixed, ratio, form, &eligible, salt);
+                    prop_assert_eq!(&fixed_got, &got);
                     let gone = confirmed(&got, &confirm);
-                    model.removed(&gone); arc.on_removed(&gone);
+                    model.removed(&gone); arc.on_removed(&gone); fixed.on_removed(&gone);
                 }
             }
             let state = arc.state();
@@ -179,8 +185,11 @@ proptest! {
             prop_assert_eq!(&state.b2, &model.b2);
             prop_assert_eq!(state.capacity, model.capacity);
             prop_assert_eq!(state.target_t1_size.to_bits(), model.p.to_bits());
+            prop_assert_eq!(&fixed.state(), &state);
             for slot in 0..SLOTS {
                 prop_assert_eq!(arc.is_pending(slot), model.pending.contains(&slot));
+                prop_assert_eq!(fixed.is_pending(slot), arc.is_pending(slot));
+                prop_assert_eq!(fixed.remembers(slot), arc.remembers(slot));
             }
             // Released slots are exactly the ones no longer remembered that
             // were ghosts: never a remembered one.
@@ -189,6 +198,9 @@ proptest! {
             for &slot in &released {
                 prop_assert!(!arc.remembers(slot));
             }
+            released.clear();
+            fixed.drain_released(&mut released);
+            prop_assert!(released.is_empty(), "with_fixed_slots logs nothing");
         }
     }
 }
