@@ -142,17 +142,7 @@ impl Links {
         if head == NIL {
             return None;
         }
-        // `unlink(list, head)` with what the head implies (no `prev`):
-        // ARC's ghost trims pop a slot for most keys they create.
-        let next = self.next[head as usize];
-        list.head = next;
-        if next == NIL {
-            list.tail = NIL;
-        } else {
-            self.prev[next as usize] = NIL;
-        }
-        self.prev[head as usize] = OFF;
-        list.len -= 1;
+        self.unlink(list, head);
         Some(head)
     }
 
