@@ -192,17 +192,9 @@ impl Arc {
     /// ARC's instructions (at steady state most creations trim a ghost).
     #[inline(always)]
     fn trim_ghosts(&mut self) {
-        if self.capacity != 0
-            && (self.t1.len + self.b1.len > self.capacity
-                || self.resident() + self.b1.len + self.b2.len > 2 * self.capacity)
-        {
-            self.trim_ghosts_now();
+        if self.capacity == 0 {
+            return;
         }
-    }
-
-    /// The trims of [`trim_ghosts`](Arc::trim_ghosts), once there is one.
-    #[inline(always)]
-    fn trim_ghosts_now(&mut self) {
         while self.t1.len + self.b1.len > self.capacity {
             let Some(slot) = self.links.pop_front(&mut self.b1) else { break };
             self.release(slot);
@@ -214,14 +206,13 @@ impl Arc {
         }
     }
 
-    /// Moves a resident slot to the end of T2 (a T1 promotion or a T2
-    /// refresh).
-    #[inline]
+    /// Moves a resident slot on `list` to the end of T2 (a T1 promotion or
+    /// a T2 refresh); the caller sets its tag's list to T2.
+    #[inline(always)]
     fn promote(&mut self, slot: u32, list: u8) {
         if list == T1 {
             self.links.unlink(&mut self.t1, slot);
             self.links.push_back(&mut self.t2, slot);
-            self.set_list(slot, T2);
         } else {
             self.links.move_to_back(&mut self.t2, slot);
         }
@@ -290,13 +281,8 @@ impl EvictionPolicy for Arc {
             // the list becomes the one the slot lands on.
             let tag = self.tag[slot as usize] & !PENDING;
             let list = match tag & LIST {
-                T1 => {
-                    self.links.unlink(&mut self.t1, slot);
-                    self.links.push_back(&mut self.t2, slot);
-                    T2
-                }
-                T2 => {
-                    self.links.move_to_back(&mut self.t2, slot);
+                list @ (T1 | T2) => {
+                    self.promote(slot, list);
                     T2
                 }
                 B1 => {
@@ -328,6 +314,7 @@ impl EvictionPolicy for Arc {
         for &slot in slots.iter().rev() {
             if let list @ (T1 | T2) = self.list_of(slot) {
                 self.promote(slot, list);
+                self.set_list(slot, T2);
             }
         }
     }
