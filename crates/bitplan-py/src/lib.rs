@@ -29,6 +29,7 @@ mod memory;
 mod moves;
 mod policy;
 mod positions;
+mod py_key_fields;
 mod py_keys;
 mod replay;
 mod tier_books;

@@ -6,12 +6,14 @@
 //! A lookup of the very object the table holds (the victims a policy
 //! returned, a key object the caller keeps) is found by its address and
 //! costs no Python call: the table holds a reference to it, so no other
-//! object can have that address meanwhile. Any other lookup costs one call
-//! of the key's `__hash__` (LMCache's `OrderedDict` policies hash a key two
-//! or three times per event) and one `__eq__` with the held key of that
-//! hash, as a `dict` does. The hash is kept per slot, so that letting a key
-//! go costs no Python call at all (a `dict` would hash it again to delete
-//! it).
+//! object can have that address meanwhile. Any other lookup costs one
+//! hash of the key (LMCache's `OrderedDict` policies hash a key two or
+//! three times per event) and one comparison with the held key of that
+//! hash, as a `dict` does: by the key's fields, natively, for a frozen
+//! dataclass such as LMCache's `ObjectKey` (see [`crate::py_key_fields`]),
+//! else by its `__hash__` and `__eq__`. The hash is kept per slot, so that
+//! letting a key go costs no Python call at all (a `dict` would hash it
+//! again to delete it).
 //!
 //! For the chunk-coherent policies (LMCache's LRU and isolated LRU) a new
 //! key's fields are read once, when it gets its slot, into a [`KeyMeta`]:
@@ -24,6 +26,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use rustc_hash::FxHashMap;
 use tier_state::{KeyMeta, kv_topology};
+
+use crate::py_key_fields::{FieldClasses, KeyFields};
 
 /// No slot: the end of a hash chain.
 const NONE: u32 = u32::MAX;
@@ -222,6 +226,8 @@ pub(crate) struct KeyTable {
     /// Read each new key's fields into a [`KeyMeta`] (chunk-coherent policies).
     with_meta: bool,
     ids: MetaIds,
+    /// The classes of keys hashed and compared by their fields.
+    classes: FieldClasses,
     len: usize,
 }
 
@@ -238,6 +244,7 @@ impl KeyTable {
             free: Vec::new(),
             with_meta,
             ids: MetaIds::default(),
+            classes: FieldClasses::default(),
             len: 0,
         }
     }
@@ -247,14 +254,22 @@ impl KeyTable {
         self.len
     }
 
-    /// The slot of `key`, hashed as `hash`, if it has one.
-    fn find(&self, key: &Bound<'_, PyAny>, hash: isize) -> PyResult<Option<u32>> {
+    /// The slot of `key`, hashed as `hash` (from `fields`, if it was read
+    /// by them), if it has one.
+    fn find(&self, key: &Bound<'_, PyAny>, hash: isize, fields: Option<&KeyFields<'_>>) -> PyResult<Option<u32>> {
         let py = key.py();
         let mut slot = self.heads.get(&hash).copied().unwrap_or(NONE);
         while slot != NONE {
             if let Some(held) = &self.keys[slot as usize] {
                 let held = held.bind(py);
-                if held.is(key) || held.eq(key)? {
+                if held.is(key) {
+                    return Ok(Some(slot));
+                }
+                let by_fields = match fields {
+                    Some(fields) => self.classes.equal(held, fields)?,
+                    None => None,
+                };
+                if by_fields.map_or_else(|| held.eq(key), Ok)? {
                     return Ok(Some(slot));
                 }
             }
@@ -263,13 +278,21 @@ impl KeyTable {
         Ok(None)
     }
 
+    /// The hash of `key` and its fields, if its class is hashed by them.
+    fn hash<'py>(&mut self, key: &Bound<'py, PyAny>) -> PyResult<(isize, Option<KeyFields<'py>>)> {
+        match self.classes.read(key)? {
+            Some(fields) => Ok((fields.hash, Some(fields))),
+            None => Ok((key.hash()?, None)),
+        }
+    }
+
     /// The slot of `key`, if it has one.
-    pub(crate) fn lookup(&self, key: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
+    pub(crate) fn lookup(&mut self, key: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
         if let Some(&slot) = self.by_address.get(&(key.as_ptr() as usize)) {
             return Ok(Some(slot));
         }
-        let hash = key.hash()?;
-        self.find(key, hash)
+        let (hash, fields) = self.hash(key)?;
+        self.find(key, hash, fields.as_ref())
     }
 
     /// The slot of `key`, a new one if it had none.
@@ -277,8 +300,8 @@ impl KeyTable {
         if let Some(&slot) = self.by_address.get(&(key.as_ptr() as usize)) {
             return Ok(slot);
         }
-        let hash = key.hash()?;
-        if let Some(slot) = self.find(key, hash)? {
+        let (hash, fields) = self.hash(key)?;
+        if let Some(slot) = self.find(key, hash, fields.as_ref())? {
             return Ok(slot);
         }
         let (meta, interned) = if self.with_meta { self.read_meta(key)? } else { (KeyMeta::single(0), false) };

@@ -542,7 +542,7 @@ impl PyL1Bookkeeper {
     /// LMCache's `is_key_evictable`: resident and not read-locked, or
     /// staged under an expired reservation.
     fn is_key_evictable(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let books = self.lock(py);
+        let mut books = self.lock(py);
         let Some(id) = books.ids.lookup(key)? else { return Ok(false) };
         let tier_key = TierKey::new(u64::from(id), 0);
         if books.tier.is_resident(tier_key) && !books.tier.is_read_locked(tier_key) {
@@ -559,7 +559,7 @@ impl PyL1Bookkeeper {
     /// `{"resident", "read_locks" (0 unless held), "temporary" (None unless
     /// resident), "staged": {tag: write lock held}}`.
     fn state_of<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-        let books = self.lock(py);
+        let mut books = self.lock(py);
         let out = PyDict::new(py);
         let staged = PyDict::new(py);
         let tier_key = books.ids.lookup(key)?.map_or(UNKNOWN, |id| TierKey::new(u64::from(id), 0));

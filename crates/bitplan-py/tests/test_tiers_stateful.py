@@ -5,17 +5,87 @@ counts, lock expiry on an injected clock, temporary keys, forced deletes
 and the capacity. Every call's answer must be the model's, key by key and
 object by object, and so must every key's state after it."""
 
+import dataclasses
 import itertools
+import sys
 
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from _l1_model import L1Model
 from bitplan.lmcache.tiers import L1Bookkeeper, L1Error, ManualClock
 
-# Keys of several hashable kinds, as an L1Manager's callers may use.
-KEYS = ["a", "b", ("c", 1), ("c", 2), 7, 8, frozenset({"e"}), b"f"]
+@dataclasses.dataclass(frozen=True)
+class FieldKey:
+    """A frozen dataclass, as LMCache's ``ObjectKey`` is: the books hash and
+    compare it by its fields, natively, where they hold exact ``bytes``,
+    ``str`` or ``int`` objects, and by its Python code otherwise."""
+
+    chunk: object
+    model: str
+    rank: object = 0
+
+
+class FieldKeyTwin:
+    """Not a dataclass: equal to the ``FieldKey`` of the same fields, with
+    the same hash, so a ``dict`` finds either by the other."""
+
+    def __init__(self, *fields):
+        self.fields = fields
+
+    def __hash__(self):
+        return hash(self.fields)
+
+    def __eq__(self, other):
+        if isinstance(other, FieldKey):
+            return dataclasses.astuple(other) == self.fields
+        return isinstance(other, FieldKeyTwin) and other.fields == self.fields
+
+
+class InheritedFieldKey(FieldKey):
+    """Inherits ``FieldKey``'s generated ``__eq__``, which requires the same
+    class: never equal to a ``FieldKey``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ChunkOnlyKey:
+    """A frozen dataclass with its own ``__eq__`` and ``__hash__``: equal
+    whatever its rank, so it must not be compared by its fields."""
+
+    chunk: bytes
+    rank: int
+
+    def __eq__(self, other):
+        return isinstance(other, ChunkOnlyKey) and self.chunk == other.chunk
+
+    def __hash__(self):
+        return hash(self.chunk)
+
+
+# Keys of several hashable kinds, as an L1Manager's callers may use; equal
+# keys that are different objects among them (1, 1.0 and True are equal
+# fields, with equal hashes).
+KEYS = [
+    "a",
+    "b",
+    ("c", 1),
+    ("c", 2),
+    7,
+    8,
+    frozenset({"e"}),
+    b"f",
+    FieldKey(b"x", "m", 1),
+    FieldKey(b"x", "m", 1),
+    FieldKey(b"x", "m", 1.0),
+    FieldKey(b"x", "m", True),
+    FieldKey(b"x", "n", 1),
+    FieldKey(b"y", "m"),
+    FieldKeyTwin(b"y", "m", 0),
+    InheritedFieldKey(b"x", "m", 1),
+    ChunkOnlyKey(b"z", 1),
+    ChunkOnlyKey(b"z", 2),
+]
 TAGS = ["", "prefetch:0", "store"]
 READ_TTL_MS, WRITE_TTL_MS = 1_000, 500
 
@@ -202,6 +272,48 @@ def test_the_held_key_object_is_found_without_a_python_call():
     assert books.state_of(CountedKey(1))["resident"] is False
 
 
+def python_calls(call, *args):
+    """The answer of ``call(*args)`` and the ``__hash__`` and ``__eq__``
+    methods written in Python that it ran, in order."""
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name in ("__hash__", "__eq__"):
+            calls.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        answer = call(*args)
+    finally:
+        sys.setprofile(None)
+    return answer, calls
+
+
+def test_an_equal_dataclass_key_is_found_by_its_fields():
+    """An equal new frozen-dataclass key (LMCache's ``ObjectKey`` kind) is
+    found without its Python ``__hash__`` or ``__eq__``: only the answer
+    dict hashes it. With a field that is not an exact ``bytes``, ``str`` or
+    ``int``, its Python code runs, as a ``dict``'s would."""
+    books = L1Bookkeeper(4)
+    held = FieldKey(b"x", "m", 1)
+    books.reserve_write([held], [False], None, "t")
+    books.finish_write([held], "t")
+    equal = FieldKey(b"x", "m", 1)
+    answer, calls = python_calls(books.reserve_read, [equal])
+    assert calls == ["__hash__"]
+    assert answer[equal][0] is L1Error.SUCCESS
+    books.finish_read([equal])
+    float_field = FieldKey(b"x", "m", 1.0)
+    answer, calls = python_calls(books.reserve_read, [float_field])
+    assert sorted(calls) == ["__eq__", "__hash__", "__hash__"]
+    assert answer[float_field][0] is L1Error.SUCCESS
+    books.finish_read([float_field])
+    other = FieldKey(b"x", "m", 2)
+    answer, calls = python_calls(books.reserve_read, [other])
+    assert calls == ["__hash__"]
+    assert answer[other][0] is L1Error.KEY_NOT_EXIST
+
+
 def test_a_freed_key_objects_address_names_no_key():
     """Once a key leaves, the books let go of its object; a new, different
     object at the same address (CPython reuses it) is a different key."""
@@ -248,3 +360,22 @@ def test_an_unhashable_key_in_a_reservation_changes_nothing():
     del fresh
     gc.collect()
     assert alive() is None, "the books kept a reference to a key of the failed call"
+
+
+field_values = st.one_of(st.binary(max_size=12), st.text(max_size=6), st.integers(min_value=-(2**70), max_value=2**70))
+
+
+@settings(max_examples=300, deadline=None)
+@given(chunk=field_values, model=st.text(max_size=6), rank=field_values)
+def test_a_key_hashed_by_its_fields_has_its_python_hash(chunk, model, rank):
+    """The hash the books compute from a dataclass key's fields is the one
+    its ``__hash__`` gives: a key of another class that a ``dict`` finds by
+    that hash (``FieldKeyTwin``) finds it too, both ways."""
+    key = FieldKey(chunk, model, rank)
+    twin = FieldKeyTwin(chunk, model, rank)
+    assert hash(key) == hash(twin) and key == twin
+    for held, looked_up in ((key, twin), (twin, key)):
+        books = L1Bookkeeper(2)
+        books.reserve_write([held], [False], None, "t")
+        books.finish_write([held], "t")
+        assert books.reserve_read([looked_up])[looked_up][0] is L1Error.SUCCESS
