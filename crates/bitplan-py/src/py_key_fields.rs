@@ -7,23 +7,21 @@
 //! dataclasses wrote: `__hash__` hashes the tuple of the fields,
 //! `__eq__` checks that both keys are of the same class and compares the
 //! fields in order. They cost about 300 ns each here (CPython 3.11), most
-//! of a face's time a key. Read from the instance's `__dict__`, the same
-//! fields give the same hash through CPython's tuple hash (the same
+//! of a face's time a key. Read natively as those methods read them, the
+//! same fields give the same hash through CPython's tuple hash (the same
 //! algorithm since 3.8), and the same equality through each field's own
-//! comparison, in a tenth of the time.
+//! comparison, in a fraction of the time.
 //!
 //! Only where that is exact: the key's class is a frozen dataclass whose
 //! `__eq__` and `__hash__` dataclasses generated (not written in the
-//! class), every field takes part in both, no field name is a data
-//! descriptor of the class (which would take precedence over the
-//! instance's `__dict__`), and the values read are exact `bytes`, `str` or
-//! `int` objects (whose hash and equality are CPython's own C code). Any
-//! other key, or field value, goes through its Python `__hash__` and
-//! `__eq__` as before.
+//! class), every field takes part in both, and the values read are exact
+//! `bytes`, `str` or `int` objects (whose hash and equality are CPython's
+//! own C code). Any other key, or field value, goes through its Python
+//! `__hash__` and `__eq__` as before.
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyInt, PyString, PyType};
+use pyo3::types::{PyBytes, PyInt, PyString, PyType};
 
 /// The most fields a field-keyed class may have (`ObjectKey` has five).
 const MAX_FIELDS: usize = 8;
@@ -32,7 +30,7 @@ const MAX_FIELDS: usize = 8;
 /// Python code (a table's keys are of one class or a few).
 const MAX_CLASSES: usize = 16;
 
-/// A key's fields, read from its `__dict__`, and its Python hash computed
+/// A key's fields, read as its generated methods read them, and its Python hash computed
 /// from them.
 pub(crate) struct KeyFields<'py> {
     class: usize,
@@ -159,15 +157,7 @@ fn field_names(class: &Bound<'_, PyType>) -> PyResult<Option<Box<[Py<PyString>]>
             return Ok(None);
         }
         let name = field.getattr(intern!(py, "name"))?.cast_into::<PyString>()?;
-        // A data descriptor of that name would be read instead of the
-        // instance's `__dict__`.
-        if let Some(attribute) = class.getattr_opt(&name)? {
-            let kind = attribute.get_type();
-            if kind.hasattr(intern!(py, "__set__"))? || kind.hasattr(intern!(py, "__delete__"))? {
-                return Ok(None);
-            }
-        }
-        // Interned: the dict lookups then compare by address.
+        // Interned: the attribute lookups then compare names by address.
         names.push(PyString::intern(py, name.to_str()?).unbind());
     }
     if names.len() > MAX_FIELDS {
@@ -176,22 +166,19 @@ fn field_names(class: &Bound<'_, PyType>) -> PyResult<Option<Box<[Py<PyString>]>
     Ok(Some(names.into_boxed_slice()))
 }
 
-/// The values of `names` in `key`'s `__dict__`, if each is there and an
-/// exact `bytes`, `str` or `int`.
+/// The values of `key`'s attributes `names`, if each is an exact `bytes`,
+/// `str` or `int`: read as the generated methods read them (`self.name`),
+/// so a descriptor or a `__getattr__` gives what it gives them. (Not from
+/// the instance's `__dict__`: CPython 3.11 and later keep a new object's
+/// attributes without one, and asking for it builds one.)
 fn read_fields<'py>(
     key: &Bound<'py, PyAny>,
     names: &[Py<PyString>],
 ) -> PyResult<Option<[Option<Bound<'py, PyAny>>; MAX_FIELDS]>> {
     let py = key.py();
-    let Some(dict) = key.getattr_opt(intern!(py, "__dict__"))? else {
-        return Ok(None);
-    };
-    let Ok(dict) = dict.cast_into::<PyDict>() else {
-        return Ok(None);
-    };
     let mut values: [Option<Bound<'py, PyAny>>; MAX_FIELDS] = Default::default();
     for (value, name) in values.iter_mut().zip(names) {
-        let Some(found) = dict.get_item(name.bind(py))? else {
+        let Some(found) = key.getattr_opt(name.bind(py))? else {
             return Ok(None);
         };
         if !(found.is_exact_instance_of::<PyBytes>()
