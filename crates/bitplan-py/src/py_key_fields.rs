@@ -88,6 +88,18 @@ impl FieldClasses {
         Ok(Some(KeyFields { class: address, values, len: names.len(), hash: hash.finish(names.len()) }))
     }
 
+    /// The value of the field `name` among `fields`, if the key's class
+    /// has one of that name.
+    pub(crate) fn value<'f, 'py>(
+        &self,
+        fields: &'f KeyFields<'py>,
+        name: &Bound<'py, PyString>,
+    ) -> Option<&'f Bound<'py, PyAny>> {
+        let names = self.classes.iter().find(|seen| seen.address == fields.class)?.fields.as_deref()?;
+        let at = names.iter().position(|known| known.as_ptr() == name.as_ptr())?;
+        fields.values[at].as_ref()
+    }
+
     /// Whether `held` equals the key whose fields are `fields`, as `held ==
     /// key` would say; `None` where only the keys' Python code can tell
     /// (another class, a field that is not an exact `bytes`, `str` or

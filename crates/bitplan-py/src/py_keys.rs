@@ -23,7 +23,7 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyBytes, PyString};
 use rustc_hash::FxHashMap;
 use tier_state::{KeyMeta, kv_topology};
 
@@ -304,7 +304,8 @@ impl KeyTable {
         if let Some(slot) = self.find(key, hash, fields.as_ref())? {
             return Ok(slot);
         }
-        let (meta, interned) = if self.with_meta { self.read_meta(key)? } else { (KeyMeta::single(0), false) };
+        let (meta, interned) =
+            if self.with_meta { self.read_meta(key, fields.as_ref())? } else { (KeyMeta::single(0), false) };
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
@@ -400,20 +401,23 @@ impl KeyTable {
         Some(key)
     }
 
-    /// A new key's [`KeyMeta`], from `ObjectKey`'s five fields, and whether
+    /// A new key's [`KeyMeta`], from `ObjectKey`'s five fields (among
+    /// `fields`, if the lookup read them, else by attribute), and whether
     /// it holds an interned family id; a key without them is a family of
     /// its own (`KeyMeta::single`).
-    fn read_meta<'py>(&mut self, key: &Bound<'py, PyAny>) -> PyResult<(KeyMeta, bool)> {
+    fn read_meta<'py>(
+        &mut self,
+        key: &Bound<'py, PyAny>,
+        fields: Option<&KeyFields<'py>>,
+    ) -> PyResult<(KeyMeta, bool)> {
         let py = key.py();
-        // The fields from the instance's `__dict__` when it has one (a
-        // dataclass, as LMCache's `ObjectKey` is): one attribute lookup and
-        // five dict lookups instead of five attribute lookups.
-        let fields = key.getattr_opt(intern!(py, "__dict__"))?.and_then(|dict| dict.cast_into::<PyDict>().ok());
+        // (Not from the instance's `__dict__`: asking a CPython 3.11+
+        // object for it builds one, and slows every later attribute load
+        // of the key, its own `__hash__`'s included.)
+        let classes = &self.classes;
         let field = |name: &Bound<'py, PyString>| -> PyResult<Option<Bound<'py, PyAny>>> {
-            if let Some(fields) = &fields
-                && let Some(value) = fields.get_item(name)?
-            {
-                return Ok(Some(value));
+            if let Some(value) = fields.and_then(|fields| classes.value(fields, name)) {
+                return Ok(Some(value.clone()));
             }
             key.getattr_opt(name)
         };
