@@ -233,13 +233,13 @@ fn plan_participants<'l>(
     let num_keys = plan.num_keys();
     match participants {
         0 => {}
-        1 => dense::plan::<1, 2, 0, 16>(num_keys, indices, inputs, weights, plan),
-        2 => dense::plan::<2, 4, 0, 16>(num_keys, indices, inputs, weights, plan),
-        3 => dense::plan::<3, 8, 0, 16>(num_keys, indices, inputs, weights, plan),
-        4 => dense::plan::<4, 16, 0, 16>(num_keys, indices, inputs, weights, plan),
-        5 => dense::plan::<5, 32, 3, 16>(num_keys, indices, inputs, weights, plan),
-        6 => dense::plan::<6, 64, 4, 16>(num_keys, indices, inputs, weights, plan),
-        7 => dense::plan::<7, 128, 5, 16>(num_keys, indices, inputs, weights, plan),
+        1 => dense::plan::<1, 2, 0, 8>(num_keys, indices, inputs, weights, plan),
+        2 => dense::plan::<2, 4, 0, 8>(num_keys, indices, inputs, weights, plan),
+        3 => dense::plan::<3, 8, 0, 8>(num_keys, indices, inputs, weights, plan),
+        4 => dense::plan::<4, 16, 0, 8>(num_keys, indices, inputs, weights, plan),
+        5 => dense::plan::<5, 32, 3, 8>(num_keys, indices, inputs, weights, plan),
+        6 => dense::plan::<6, 64, 4, 8>(num_keys, indices, inputs, weights, plan),
+        7 => dense::plan::<7, 128, 5, 8>(num_keys, indices, inputs, weights, plan),
         8 => dense::plan::<8, 256, 6, 8>(num_keys, indices, inputs, weights, plan),
         _ => general::plan(num_keys, indices, inputs, weights, plan),
     }

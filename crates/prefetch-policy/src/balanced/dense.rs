@@ -58,9 +58,12 @@ const MAX_KERNEL_PARTICIPANTS: usize = kernel::MAX_CLASS_INPUTS;
 /// per (class, participant) pair, and those are scanned for the words
 /// where they do, so more, and smaller, super-blocks make that part
 /// smaller; fewer make fewer counting kernel calls (each folds `2^P − 1`
-/// Harley–Seal counts). From 4 to 16 they time the same at 262,144 keys ×
-/// 3; 32 is slower.
-const MAX_SUPER_BLOCKS: usize = 16;
+/// counts and has a fixed cost). From 4 to 16 they timed the same at
+/// 262,144 keys × 3 on Zen 4; on a Sapphire Rapids Xeon 8 took 3% less
+/// than 16 (2.02–2.06× the `default` plan against 2.09–2.14×, and
+/// 1.09–1.11× against 1.12–1.13× at 4,194,304 keys), 4 the same as 8;
+/// 32 is slower on both.
+const MAX_SUPER_BLOCKS: usize = 8;
 
 /// Records kept on the stack, in `u64`s: 16 KiB. With many participants
 /// (many classes) there are fewer super-blocks.
@@ -463,12 +466,12 @@ mod tests {
             for search in [ChangeSearch::Guessing, ChangeSearch::Scan] {
                 let mut planned = LoadPlan::new(0);
                 planned.reset(num_keys);
-                plan_with::<3, 8, 0, 16>(num_keys, &indices, &inputs, &weights, &mut planned, search);
+                plan_with::<3, 8, 0, MAX_SUPER_BLOCKS>(num_keys, &indices, &inputs, &weights, &mut planned, search);
                 assert_eq!(planned, expected, "case {case}, {search:?}");
             }
             // (Whether this case exercised a change inside a super-block:
             // the routing differs from one fixed table per super-block.)
-            let words_per_block = MIN_SUPER_BLOCK_WORDS.max(words.div_ceil(16)).next_multiple_of(8);
+            let words_per_block = MIN_SUPER_BLOCK_WORDS.max(words.div_ceil(MAX_SUPER_BLOCKS)).next_multiple_of(8);
             changing_blocks += usize::from(changes_inside_blocks(&expected, &inputs, words_per_block));
         }
         assert!(changing_blocks >= 10, "only {changing_blocks} cases change owners inside a super-block");
