@@ -21,8 +21,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable
+from typing import Optional
 
-Filter = Callable[[object], bool] | None
+# (`Optional`, not `| None`: a runtime alias, and Python 3.9 is supported.)
+Filter = Optional[Callable[[object], bool]]
 
 
 def target_count(tracked: int, expected_ratio: float) -> int:
