@@ -30,8 +30,8 @@ const MAX_FIELDS: usize = 8;
 /// Python code (a table's keys are of one class or a few).
 const MAX_CLASSES: usize = 16;
 
-/// A key's fields, read as its generated methods read them, and its Python hash computed
-/// from them.
+/// A key's fields, read as its generated methods read them, and its
+/// Python hash computed from them.
 pub(crate) struct KeyFields<'py> {
     class: usize,
     values: [Option<Bound<'py, PyAny>>; MAX_FIELDS],
