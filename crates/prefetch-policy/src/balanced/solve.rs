@@ -278,8 +278,18 @@ fn raise_bound(bound: f64, weights: &[f64], reached: &[usize], need: u64) -> f64
     }
     while room(bound) < need {
         // The next event: the least bound at which some member's capacity
-        // grows by one.
-        bound = members().map(|p| next_event(bound, weights[p])).fold(f64::INFINITY, f64::min);
+        // grows by one. (Members of the same weight in a row share it: with
+        // equal weights, one search for it instead of one a member, whose
+        // float conversions were most of this function's time.)
+        let mut next = f64::INFINITY;
+        let mut searched = f64::NAN;
+        for weight in members().map(|p| weights[p]) {
+            if weight != searched {
+                next = next.min(next_event(bound, weight));
+                searched = weight;
+            }
+        }
+        bound = next;
         if !bound.is_finite() {
             return f64::MAX;
         }
