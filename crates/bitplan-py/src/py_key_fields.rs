@@ -33,7 +33,8 @@ const MAX_CLASSES: usize = 16;
 /// A key's fields, read as its generated methods read them, and its
 /// Python hash computed from them.
 pub(crate) struct KeyFields<'py> {
-    class: usize,
+    /// Where its class is in [`FieldClasses`]'s list (which only grows).
+    seen: usize,
     values: [Option<Bound<'py, PyAny>>; MAX_FIELDS],
     len: usize,
     /// `hash(key)`, as the class's generated `__hash__` gives it.
@@ -64,18 +65,18 @@ impl FieldClasses {
     pub(crate) fn read<'py>(&mut self, key: &Bound<'py, PyAny>) -> PyResult<Option<KeyFields<'py>>> {
         let class = key.get_type();
         let address = class.as_ptr() as usize;
-        let names = match self.classes.iter().position(|seen| seen.address == address) {
-            Some(at) => self.classes[at].fields.as_deref(),
+        let seen = match self.classes.iter().position(|seen| seen.address == address) {
+            Some(at) => at,
             None => {
                 if self.classes.len() == MAX_CLASSES {
                     return Ok(None);
                 }
                 let fields = field_names(&class)?;
                 self.classes.push(SeenClass { address, _class: class.clone().unbind(), fields });
-                self.classes.last().and_then(|seen| seen.fields.as_deref())
+                self.classes.len() - 1
             }
         };
-        let Some(names) = names else {
+        let Some(names) = self.classes[seen].fields.as_deref() else {
             return Ok(None);
         };
         let Some(values) = read_fields(key, names)? else {
@@ -85,7 +86,7 @@ impl FieldClasses {
         for value in values.iter().take(names.len()).flatten() {
             hash.add(value.hash()?);
         }
-        Ok(Some(KeyFields { class: address, values, len: names.len(), hash: hash.finish(names.len()) }))
+        Ok(Some(KeyFields { seen, values, len: names.len(), hash: hash.finish(names.len()) }))
     }
 
     /// The value of the field `name` among `fields`, if the key's class
@@ -95,7 +96,7 @@ impl FieldClasses {
         fields: &'f KeyFields<'py>,
         name: &Bound<'py, PyString>,
     ) -> Option<&'f Bound<'py, PyAny>> {
-        let names = self.classes.iter().find(|seen| seen.address == fields.class)?.fields.as_deref()?;
+        let names = self.classes[fields.seen].fields.as_deref()?;
         let at = names.iter().position(|known| known.as_ptr() == name.as_ptr())?;
         fields.values[at].as_ref()
     }
@@ -105,12 +106,11 @@ impl FieldClasses {
     /// (another class, a field that is not an exact `bytes`, `str` or
     /// `int`).
     pub(crate) fn equal(&self, held: &Bound<'_, PyAny>, fields: &KeyFields<'_>) -> PyResult<Option<bool>> {
-        if held.get_type().as_ptr() as usize != fields.class {
+        let seen = &self.classes[fields.seen];
+        if held.get_type().as_ptr() as usize != seen.address {
             return Ok(None);
         }
-        let Some(names) =
-            self.classes.iter().find(|seen| seen.address == fields.class).and_then(|seen| seen.fields.as_deref())
-        else {
+        let Some(names) = seen.fields.as_deref() else {
             return Ok(None);
         };
         let Some(held_values) = read_fields(held, names)? else {
