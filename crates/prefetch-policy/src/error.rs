@@ -295,6 +295,14 @@ pub enum GridError {
         /// The grid's number of rows.
         rows: usize,
     },
+    /// A grid has more rows than a one-word-per-column form holds.
+    #[error("a grid of {rows} rows has too many rows to hold as column words (at most {max})")]
+    TooManyRows {
+        /// The grid's rows.
+        rows: usize,
+        /// The most rows allowed.
+        max: usize,
+    },
     /// A flat bitmap does not split into the rows asked for.
     #[error("a flat bitmap of {len} bits does not split into {rows} rows of equal length")]
     FlatLength {

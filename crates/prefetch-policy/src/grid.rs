@@ -14,6 +14,7 @@ use bitmap_core::{Bitmap, Ones, kernel};
 
 use crate::error::GridError;
 
+pub(crate) mod columns;
 mod hit;
 pub(crate) mod map;
 mod moves;

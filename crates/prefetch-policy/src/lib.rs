@@ -162,6 +162,7 @@ pub use balanced::{BalancedPolicy, MAX_DENSE_PARTICIPANTS, plan_balanced_into};
 pub use controller::PrefetchDecision;
 pub use error::{GridError, KeyError, KeyField, PlanError, PlanViolation, RegistryError, WeightError};
 pub use first_wins::{MAX_INLINE_ADAPTERS, PARALLEL_THRESHOLD_WORDS, Parallelism, plan_first_wins_into};
+pub use grid::columns::MAX_COLUMN_ROWS;
 pub use grid::map::GridMap;
 pub use grid::plan::{FetchingPolicy, GridPlan, GridRequest, UnknownFetchingPolicy, plan_grid, plan_grid_into};
 pub use grid::policy::{DefaultGridPolicy, GridPolicy, RetainGridPolicy};

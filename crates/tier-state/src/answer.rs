@@ -25,6 +25,12 @@ pub trait Answer: sealed::Sealed + Default {
     /// Key `pos` failed.
     #[doc(hidden)]
     fn fail(&mut self, pos: Pos, outcome: Outcome);
+    /// The answer as a [`GridBatch`], if it is one (the word-at-a-time
+    /// calls fill it whole).
+    #[doc(hidden)]
+    fn as_grid_batch(&mut self) -> Option<&mut GridBatch> {
+        None
+    }
     /// The outcomes of the keys that failed, in request order.
     fn failed(&self) -> &[(u32, Outcome)];
     /// Each key's slot in request order ([`NO_SLOT`] for a failed key);
@@ -146,9 +152,30 @@ impl GridBatch {
     pub fn ok(&self) -> &Grid {
         &self.ok
     }
+
+    /// The success mask, for the word-at-a-time calls to write whole.
+    pub(crate) fn ok_mut(&mut self) -> &mut Grid {
+        &mut self.ok
+    }
+
+    /// The success mask and the slots in request order (empty unless the
+    /// call hands them out).
+    pub(crate) fn ok_and_slots_mut(&mut self) -> (&Grid, &mut [u32]) {
+        (&self.ok, &mut self.slots)
+    }
+
+    /// Records a failure; positions come in request order.
+    #[inline]
+    pub(crate) fn push_failed(&mut self, index: u32, outcome: Outcome) {
+        self.failed.push((index, outcome));
+    }
 }
 
 impl Answer for GridBatch {
+    fn as_grid_batch(&mut self) -> Option<&mut GridBatch> {
+        Some(self)
+    }
+
     fn begin(&mut self, shape: (usize, usize), len: usize, slots: bool) {
         self.ok.reset(shape.0, shape.1);
         self.failed.clear();

@@ -112,6 +112,7 @@ mod meta;
 pub mod model;
 mod ops_delete;
 mod ops_read;
+mod ops_words;
 mod ops_write;
 mod outcome;
 mod policy;
@@ -125,6 +126,7 @@ mod shared;
 mod slots;
 mod table;
 mod tier;
+mod words;
 
 /// The bitmap crate whose `Bitmap` this crate's API takes and gives
 /// (state bitmaps, flags), re-exported so that callers name the same version.

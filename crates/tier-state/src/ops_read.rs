@@ -27,6 +27,9 @@ impl Tier {
     ) -> Result<(), TierError> {
         self.check("reserve_read", keys)?;
         let n = clamp_read_locks(read_locks);
+        if self.words_reserve_read(keys, n, out) {
+            return Ok(());
+        }
         let now = self.begin(out, keys, true);
         let ttl = self.config.read_ttl_ms;
         let Tier { table, slots, blocks, .. } = self;
@@ -84,6 +87,9 @@ impl Tier {
     ) -> Result<(), TierError> {
         self.check("finish_read", keys)?;
         let n = clamp_read_locks(read_locks);
+        if self.words_finish_read(keys, n, out) {
+            return Ok(());
+        }
         let now = self.begin(out, keys, false);
         let mut freed = 0usize;
         {

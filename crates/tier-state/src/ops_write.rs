@@ -10,7 +10,7 @@ use crate::tier::{Tier, clamp_read_locks};
 
 /// What a finish does with a staging object it took.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Finish {
+pub(crate) enum Finish {
     /// `finish_write`, `finish_prefetch`: admit it (or discard it when the
     /// key is resident already); report non-temporary admissions created.
     Admit,
@@ -60,6 +60,9 @@ impl Tier {
     ) -> Result<(), TierError> {
         self.check("reserve_write", keys)?;
         temporary.check("reserve_write", keys.len(), keys.shape())?;
+        if self.words_reserve_write(keys, temporary, tag, out) {
+            return Ok(());
+        }
         let now = self.begin(out, keys, true);
         let deadline = now.saturating_add(self.config.write_ttl_ms);
         // With a zero write TTL a key staged earlier in the batch has
@@ -286,6 +289,9 @@ impl Tier {
     }
 
     fn finish<K: Keys + ?Sized>(&mut self, keys: &K, tag: u32, how: Finish, out: &mut K::Answer) {
+        if self.words_finish(keys, tag, how, out) {
+            return;
+        }
         let hands_out = matches!(how, Finish::AdmitAndRead(_));
         let now = self.begin(out, keys, hands_out);
         let read_ttl = self.config.read_ttl_ms;

@@ -237,6 +237,12 @@ impl KeyTable {
         self.free_head = block;
     }
 
+    /// Block ids handed out so far (filed or free).
+    #[inline]
+    pub(crate) fn block_count(&self) -> usize {
+        self.blocks.len()
+    }
+
     /// Keys with a live slot.
     #[inline]
     pub(crate) fn len(&self) -> usize {

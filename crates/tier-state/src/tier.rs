@@ -13,6 +13,7 @@ use crate::policy::EvictionPolicy;
 use crate::request::Keys;
 use crate::slots::Slots;
 use crate::table::KeyTable;
+use crate::words::Words;
 
 /// LMCache's `MAX_READ_LOCK_COUNT`: `read_locks` is clamped to `1..=128`.
 pub const MAX_READ_LOCK_COUNT: u32 = 128;
@@ -66,6 +67,8 @@ pub struct Tier {
     pub(crate) blocks: Vec<u32>,
     /// Reused per call: slots whose ghost history the policy dropped.
     pub(crate) forgotten: Vec<u32>,
+    /// Reused per call: a grid request in column form (the word path).
+    pub(crate) words: Words,
 }
 
 /// Bytes of state per slot (arrays and bits, the block's key and its
@@ -134,6 +137,7 @@ impl Tier {
             pending: Vec::new(),
             blocks: Vec::new(),
             forgotten: Vec::new(),
+            words: Words::default(),
         })
     }
 

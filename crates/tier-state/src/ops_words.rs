@@ -1,0 +1,422 @@
+//! The word-at-a-time forms of the calls a controller makes on every
+//! request (`reserve_read`, `finish_read`, `touch`, `reserve_write`, and the
+//! finishes of a write), for a grid request in column form (see `words`).
+//!
+//! Each returns `false`, having changed nothing the per-key path would not
+//! change the same way, when the request does not qualify; the call then
+//! runs key by key. The rules are the per-key calls' (their docs say what
+//! LMCache does); here they are the same rules over one chunk's word of
+//! each state bitmap:
+//! - resident `res`, read-locked `rl`, staged `stg`, inline `inl` (the
+//!   staging object kept in the slot's own words), temporary `tmp` and the
+//!   inline object's temporary flag `itmp`, each shifted so that bit `r`
+//!   is the chunk's row `r`;
+//! - per-key numbers (a read lock's count and expiry, an inline staging
+//!   object's tag and expiry) are read and written only for the keys whose
+//!   bits say they matter.
+//!
+//! The writes (`reserve_write`, the finishes) take the word path only while
+//! no key has a second staging object (writers racing on a key, kept in
+//! `Slots::extra`): then "staged" is "inline", and a staging object is the
+//! slot's own words.
+
+use crate::answer::{Answer, GridBatch};
+use crate::ops_write::Finish;
+use crate::outcome::Outcome;
+use crate::request::{Flags, Keys};
+use crate::slots::Slots;
+use crate::tier::Tier;
+use crate::words::{NO_BASE, WordShape, for_each_bit};
+
+/// The word holding `base`'s block, and the block's bit offset in it.
+#[inline]
+fn at(base: u32) -> (usize, u32) {
+    (base as usize / 64, base % 64)
+}
+
+impl Tier {
+    /// Starts an answer and the call's events; returns the time now.
+    fn begin_words<K: Keys + ?Sized>(&mut self, keys: &K, out: &mut GridBatch, slots: bool) -> u64 {
+        out.begin(keys.shape(), keys.len(), slots);
+        self.events.clear();
+        self.clock.now_ms()
+    }
+
+    /// `reserve_read` a chunk at a time.
+    pub(crate) fn words_reserve_read<K: Keys + ?Sized>(&mut self, keys: &K, n: u32, out: &mut K::Answer) -> bool {
+        let (Some(grid), Some(out)) = (keys.as_grid(), out.as_grid_batch()) else { return false };
+        let Some(shape) = self.words.prepare(&grid, &self.table) else { return false };
+        if !self.words.look_up(&grid, &self.table, shape) {
+            return false;
+        }
+        let now = self.begin_words(keys, out, true);
+        let ttl = self.config.read_ttl_ms;
+        let Tier { slots, words, .. } = self;
+        let Slots { count, deadline, resident, read_locked, .. } = slots;
+        let resident = resident.as_words();
+        {
+            let mut read_locked = read_locked.words_mut();
+            for c in 0..shape.cols {
+                let (m, base) = (words.mask[c], words.base[c]);
+                if m == 0 {
+                    continue;
+                }
+                if base == NO_BASE {
+                    words.fail[0][c] = m;
+                    continue;
+                }
+                let (i, off) = at(base);
+                let ok = (resident[i] >> off) & m;
+                let held = read_locked[i] >> off;
+                for_each_bit(ok, |r| {
+                    let s = base as usize + r;
+                    let live = held >> r & 1 == 1 && now < deadline[s];
+                    count[s] = if live { count[s].saturating_add(n) } else { n };
+                    deadline[s] = now.saturating_add(ttl);
+                });
+                read_locked[i] |= ok << off;
+                words.ok[c] = ok;
+                words.fail[0][c] = m & !ok;
+            }
+        }
+        words.answer(shape, grid.cells(), Outcome::KeyNotExist, Outcome::Success, out);
+        true
+    }
+
+    /// `finish_read` a chunk at a time.
+    pub(crate) fn words_finish_read<K: Keys + ?Sized>(&mut self, keys: &K, n: u32, out: &mut K::Answer) -> bool {
+        let (Some(grid), Some(out)) = (keys.as_grid(), out.as_grid_batch()) else { return false };
+        let Some(shape) = self.words.prepare(&grid, &self.table) else { return false };
+        if !self.words.look_up(&grid, &self.table, shape) {
+            return false;
+        }
+        let now = self.begin_words(keys, out, false);
+        let mut freed = 0usize;
+        {
+            let Tier { slots, words, table, .. } = self;
+            let Slots { count, deadline, resident, read_locked, temporary, staged, .. } = slots;
+            let staged = staged.as_words();
+            let (mut resident, mut read_locked, mut temporary) =
+                (resident.words_mut(), read_locked.words_mut(), temporary.words_mut());
+            for c in 0..shape.cols {
+                let (m, base) = (words.mask[c], words.base[c]);
+                if m == 0 {
+                    continue;
+                }
+                if base == NO_BASE {
+                    words.fail[0][c] = m;
+                    continue;
+                }
+                let (i, off) = at(base);
+                let res = (resident[i] >> off) & m;
+                let mut live = 0u64;
+                for_each_bit(res & (read_locked[i] >> off), |r| {
+                    if now < deadline[base as usize + r] {
+                        live |= 1 << r;
+                    }
+                });
+                let mut released = 0u64;
+                for_each_bit(live, |r| {
+                    let s = base as usize + r;
+                    count[s] = count[s].saturating_sub(n);
+                    if count[s] == 0 {
+                        released |= 1 << r;
+                    }
+                });
+                read_locked[i] &= !(released << off);
+                // A temporary object goes with its last read lock.
+                let gone = released & (temporary[i] >> off);
+                if gone != 0 {
+                    resident[i] &= !(gone << off);
+                    temporary[i] &= !(gone << off);
+                    freed += gone.count_ones() as usize;
+                    for _ in 0..(gone & !(staged[i] >> off)).count_ones() {
+                        table.slot_emptied();
+                    }
+                    words.event[0][c] = gone;
+                }
+                words.ok[c] = live;
+                words.fail[0][c] = m & !res;
+                words.fail[1][c] = res & !live;
+            }
+        }
+        self.words.answer(shape, grid.cells(), Outcome::KeyNotExist, Outcome::KeyInWrongState, out);
+        self.words.events(shape, 0, &mut self.events);
+        self.resident_count -= freed;
+        self.report_removed();
+        true
+    }
+
+    /// `touch` a chunk at a time.
+    pub(crate) fn words_touch<K: Keys + ?Sized>(&mut self, keys: &K, out: &mut K::Answer) -> bool {
+        let (Some(grid), Some(out)) = (keys.as_grid(), out.as_grid_batch()) else { return false };
+        let Some(shape) = self.words.prepare(&grid, &self.table) else { return false };
+        if !self.words.look_up(&grid, &self.table, shape) {
+            return false;
+        }
+        self.begin_words(keys, out, false);
+        {
+            let Tier { slots, words, .. } = self;
+            let (resident, staged) = (slots.resident.as_words(), slots.staged.as_words());
+            for c in 0..shape.cols {
+                let (m, base) = (words.mask[c], words.base[c]);
+                if m == 0 {
+                    continue;
+                }
+                if base == NO_BASE {
+                    words.fail[0][c] = m;
+                    continue;
+                }
+                let (i, off) = at(base);
+                let held = ((resident[i] | staged[i]) >> off) & m;
+                words.ok[c] = held;
+                words.event[0][c] = held;
+                words.fail[0][c] = m & !held;
+            }
+        }
+        self.words.answer(shape, grid.cells(), Outcome::KeyNotExist, Outcome::Success, out);
+        self.words.events(shape, 0, &mut self.events);
+        if !self.events.is_empty() {
+            self.policy.on_touched(&self.events);
+        }
+        true
+    }
+
+    /// The finishes of a write (`finish_write`, `finish_prefetch`,
+    /// `finish_write_and_reserve_read`, `finish_write_and_delete`) a chunk
+    /// at a time, while every staging object is inline.
+    pub(crate) fn words_finish<K: Keys + ?Sized>(
+        &mut self,
+        keys: &K,
+        tag: u32,
+        how: Finish,
+        out: &mut K::Answer,
+    ) -> bool {
+        if !self.slots.extra.is_empty() {
+            return false;
+        }
+        let (Some(grid), Some(out)) = (keys.as_grid(), out.as_grid_batch()) else { return false };
+        let Some(shape) = self.words.prepare(&grid, &self.table) else { return false };
+        if !self.words.look_up(&grid, &self.table, shape) {
+            return false;
+        }
+        let now = self.begin_words(keys, out, matches!(how, Finish::AdmitAndRead(_)));
+        let read_deadline = now.saturating_add(self.config.read_ttl_ms);
+        let (mut taken_all, mut admitted) = (0usize, 0usize);
+        {
+            let Tier { slots, words, table, .. } = self;
+            let Slots { count, deadline, resident, read_locked, temporary, staged, inline, inline_temporary, .. } =
+                slots;
+            let inline_temporary = inline_temporary.as_words();
+            let (mut resident, mut read_locked, mut temporary, mut staged, mut inline) = (
+                resident.words_mut(),
+                read_locked.words_mut(),
+                temporary.words_mut(),
+                staged.words_mut(),
+                inline.words_mut(),
+            );
+            for c in 0..shape.cols {
+                let (m, base) = (words.mask[c], words.base[c]);
+                if m == 0 {
+                    continue;
+                }
+                if base == NO_BASE {
+                    words.fail[0][c] = m;
+                    continue;
+                }
+                let (i, off) = at(base);
+                // `tag`'s staging objects: inline ones naming it (no other).
+                let (mut mine, mut expired) = (0u64, 0u64);
+                for_each_bit((inline[i] >> off) & m, |r| {
+                    let s = base as usize + r;
+                    if count[s] == tag {
+                        mine |= 1 << r;
+                        if now >= deadline[s] {
+                            expired |= 1 << r;
+                        }
+                    }
+                });
+                let taken = mine & !expired;
+                words.fail[0][c] = m & !mine;
+                words.fail[1][c] = expired;
+                words.ok[c] = taken;
+                if taken == 0 {
+                    continue;
+                }
+                taken_all += taken.count_ones() as usize;
+                let shifted = taken << off;
+                // Inline means not resident: nothing else stages these keys.
+                inline[i] &= !shifted;
+                staged[i] &= !shifted;
+                match how {
+                    Finish::Discard => {
+                        words.event[0][c] = taken;
+                        for _ in 0..taken.count_ones() {
+                            table.slot_emptied();
+                        }
+                    }
+                    Finish::Admit | Finish::AdmitAndRead(_) => {
+                        let temp = (inline_temporary[i] >> off) & taken;
+                        resident[i] |= shifted;
+                        temporary[i] = (temporary[i] & !shifted) | (temp << off);
+                        admitted += taken.count_ones() as usize;
+                        if let Finish::AdmitAndRead(n) = how {
+                            read_locked[i] |= shifted;
+                            for_each_bit(taken, |r| {
+                                count[base as usize + r] = n;
+                                deadline[base as usize + r] = read_deadline;
+                            });
+                            words.event[0][c] = taken;
+                        } else {
+                            for_each_bit(taken, |r| {
+                                count[base as usize + r] = 0;
+                                deadline[base as usize + r] = 0;
+                            });
+                            words.event[0][c] = taken & !temp;
+                        }
+                    }
+                }
+            }
+        }
+        self.words.answer(shape, grid.cells(), Outcome::KeyNotExist, Outcome::KeyInWrongState, out);
+        self.words.events(shape, 0, &mut self.events);
+        self.staging_count -= taken_all;
+        self.resident_count += admitted;
+        match how {
+            Finish::Discard => self.report_removed(),
+            Finish::Admit | Finish::AdmitAndRead(_) => self.report_created(),
+        }
+        true
+    }
+
+    /// `reserve_write` a chunk at a time, when the batch fits whatever it
+    /// needs (the one-pass case), the flags come as one or as a grid, and
+    /// every staging object is inline.
+    pub(crate) fn words_reserve_write<K: Keys + ?Sized>(
+        &mut self,
+        keys: &K,
+        temporary: Flags<'_>,
+        tag: u32,
+        out: &mut K::Answer,
+    ) -> bool {
+        if !self.slots.extra.is_empty()
+            || self.config.write_ttl_ms == 0
+            || self.num_objects() + keys.len() > self.config.capacity
+        {
+            return false;
+        }
+        let (Some(grid), Some(out)) = (keys.as_grid(), out.as_grid_batch()) else { return false };
+        let Some(shape) = self.words.prepare(&grid, &self.table) else { return false };
+        match temporary {
+            Flags::All(flag) => {
+                self.words.flags.clear();
+                self.words.flags.resize(shape.cols, if flag { !0 } else { 0 });
+            }
+            Flags::Cells(flags) => {
+                if flags.columns_into(&mut self.words.flags).is_err() {
+                    return false;
+                }
+            }
+            Flags::Each(_) | Flags::Bits(_) => return false,
+        }
+        if !self.words.look_up(&grid, &self.table, shape) {
+            return false;
+        }
+        // File the missing chunks' blocks in the per-key path's order, so
+        // both forms hand out the same slots.
+        self.words.filing_order(shape);
+        let (width, limit) = (self.table.width() as usize, self.table.slot_limit());
+        for k in 0..self.words.order.len() {
+            let c = self.words.order[k] as usize;
+            if self.words.base[c] == NO_BASE {
+                let block = self.table.block_or_insert(grid.hashes[c], shape.row_hi);
+                if block.fresh {
+                    self.slots.grow(width, limit);
+                }
+                self.words.base[c] = self.table.slot(block.id, 0);
+            }
+        }
+        if !self.words.distinct(&self.table) || self.stages_of_other_tags(shape, tag) {
+            // The per-key path finds the blocks just filed, in its order.
+            return false;
+        }
+        let now = self.begin_words(keys, out, true);
+        let write_deadline = now.saturating_add(self.config.write_ttl_ms);
+        let (mut filled, mut allocated) = (0usize, 0usize);
+        {
+            let Tier { slots, words, .. } = self;
+            let Slots { count, deadline, resident, staged, inline, inline_temporary, .. } = slots;
+            let resident = resident.as_words();
+            let (mut staged, mut inline, mut inline_temporary) =
+                (staged.words_mut(), inline.words_mut(), inline_temporary.words_mut());
+            for c in 0..shape.cols {
+                let (m, base) = (words.mask[c], words.base[c]);
+                if m == 0 {
+                    continue;
+                }
+                let (i, off) = at(base);
+                let res = (resident[i] >> off) & m;
+                let stg = (staged[i] >> off) & m & !res;
+                let empty = m & !res & !stg;
+                let flags = words.flags[c];
+                // A new inline staging object for each empty slot.
+                let shifted = empty << off;
+                inline[i] |= shifted;
+                staged[i] |= shifted;
+                inline_temporary[i] = (inline_temporary[i] & !shifted) | ((flags & empty) << off);
+                for_each_bit(empty, |r| {
+                    count[base as usize + r] = tag;
+                    deadline[base as usize + r] = write_deadline;
+                });
+                filled += empty.count_ones() as usize;
+                allocated += empty.count_ones() as usize;
+                // `tag`'s own reservations (checked above: no other tag's):
+                // a held one refuses, an expired one is handed over.
+                let mut handed = 0u64;
+                for_each_bit(stg, |r| {
+                    let s = base as usize + r;
+                    if now >= deadline[s] {
+                        handed |= 1 << r;
+                        deadline[s] = write_deadline;
+                    }
+                });
+                let handed_shifted = handed << off;
+                inline_temporary[i] = (inline_temporary[i] & !handed_shifted) | ((flags & handed) << off);
+                words.event[0][c] = handed;
+                words.event[1][c] = empty;
+                words.ok[c] = empty | handed;
+                words.fail[0][c] = res | (stg & !handed);
+            }
+        }
+        self.words.answer(shape, grid.cells(), Outcome::KeyNotWritable, Outcome::Success, out);
+        self.table.slots_filled(filled);
+        if allocated == 0 {
+            // LMCache returns before reporting when nothing was allocated.
+            return true;
+        }
+        self.staging_count += allocated;
+        self.words.events(shape, 0, &mut self.events);
+        self.words.events(shape, 1, &mut self.events);
+        self.report_created();
+        true
+    }
+
+    /// Whether a key of the request that is staged and not resident is
+    /// staged by another tag (its new staging object would not be inline).
+    fn stages_of_other_tags(&self, shape: WordShape, tag: u32) -> bool {
+        let (resident, staged) = (self.slots.resident.as_words(), self.slots.staged.as_words());
+        let words = &self.words;
+        (0..shape.cols).any(|c| {
+            let (m, base) = (words.mask[c], words.base[c]);
+            if m == 0 {
+                return false;
+            }
+            let (i, off) = at(base);
+            let mut other = false;
+            for_each_bit(((staged[i] & !resident[i]) >> off) & m, |r| {
+                other |= self.slots.count[base as usize + r] != tag;
+            });
+            other
+        })
+    }
+}
