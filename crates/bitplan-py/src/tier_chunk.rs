@@ -78,7 +78,11 @@ fn apply<K: Keys + ?Sized>(
 #[derive(Debug)]
 struct Inner {
     tier: Tier,
+    /// For calls that hand back their failures.
     grid_answer: GridBatch,
+    /// For the others: the success mask only (listing a lookup's misses
+    /// would cost more than its words).
+    mask_answer: GridBatch,
     cells: Vec<(u32, u32)>,
 }
 
@@ -109,10 +113,14 @@ impl Inner {
             Op::ReserveWrite(Temporary::All(flag), _) => Flags::All(*flag),
             _ => Flags::All(false),
         };
+        if !want_failed {
+            apply(&mut self.tier, op, flags, &request, &mut self.mask_answer)?;
+            return Ok(Reply { ok: self.mask_answer.ok().clone(), failed: Vec::new() });
+        }
         apply(&mut self.tier, op, flags, &request, &mut self.grid_answer)?;
         let failed = self.grid_answer.failed();
         let failed = match cells {
-            _ if !want_failed || failed.is_empty() => Vec::new(),
+            _ if failed.is_empty() => Vec::new(),
             // Positions are row-major cells…
             None => {
                 let cols = keys.dims().1.max(1) as u32;
@@ -258,7 +266,7 @@ impl PyChunkTier {
         let capacity = capacity_arg(capacity)?;
         let tier = build_tier(capacity, read_ttl_seconds, write_ttl_seconds, rows, clock.as_deref(), eviction_policy)?;
         Ok(PyChunkTier {
-            inner: Mutex::new(Inner { tier, grid_answer: GridBatch::default(), cells: Vec::new() }),
+            inner: Mutex::new(Inner { tier, grid_answer: GridBatch::default(), mask_answer: GridBatch::mask_only(), cells: Vec::new() }),
             tags: Mutex::new(Tags::default()),
             rows,
         })

@@ -145,9 +145,35 @@ pub struct GridBatch {
     failed: Vec<(u32, Outcome)>,
     slots: Vec<u32>,
     len: usize,
+    /// Keep only the success mask (see [`GridBatch::mask_only`]).
+    mask_only: bool,
 }
 
 impl GridBatch {
+    /// An answer that keeps only the success mask: [`failed`](Answer::failed)
+    /// and [`slots`](Answer::slots) stay empty, so a call spends nothing on
+    /// them. For callers that read nothing else (the positional Python face
+    /// unless asked for the failures): most keys of a lookup may fail, and
+    /// listing them costs more than the lookup's words.
+    ///
+    /// ```
+    /// use tier_state::{Answer, GridBatch, GridKeys, Tier, TierConfig};
+    /// let mut tier = Tier::new(TierConfig::new(8).with_rows(2))?;
+    /// let mut answer = GridBatch::mask_only();
+    /// tier.reserve_read(&GridKeys::new(&[1, 2], &[0, 1]), 1, &mut answer)?;
+    /// assert_eq!((answer.num_ok(), answer.len()), (0, 4));
+    /// assert!(answer.failed().is_empty() && answer.slots().is_empty());
+    /// # Ok::<(), tier_state::TierError>(())
+    /// ```
+    pub fn mask_only() -> GridBatch {
+        GridBatch { mask_only: true, ..GridBatch::default() }
+    }
+
+    /// Whether the answer keeps only the success mask.
+    pub fn is_mask_only(&self) -> bool {
+        self.mask_only
+    }
+
     /// The success mask: cell (`r`, `c`) is set when that key succeeded.
     pub fn ok(&self) -> &Grid {
         &self.ok
@@ -181,7 +207,7 @@ impl Answer for GridBatch {
         self.failed.clear();
         self.slots.clear();
         self.len = len;
-        if slots {
+        if slots && !self.mask_only {
             self.slots.resize(len, NO_SLOT);
         }
     }
@@ -196,7 +222,9 @@ impl Answer for GridBatch {
 
     #[inline]
     fn fail(&mut self, pos: Pos, outcome: Outcome) {
-        self.failed.push((pos.index, outcome));
+        if !self.mask_only {
+            self.failed.push((pos.index, outcome));
+        }
     }
 
     fn failed(&self) -> &[(u32, Outcome)] {

@@ -201,7 +201,7 @@ impl Words {
             });
         }
         let (a, b) = (any(&self.fail[0]), any(&self.fail[1]));
-        if !a && !b {
+        if out.is_mask_only() || (!a && !b) {
             return;
         }
         let _ = self.rows_a.assign_columns(shape.rows, &self.fail[0]);
