@@ -266,7 +266,12 @@ impl PyChunkTier {
         let capacity = capacity_arg(capacity)?;
         let tier = build_tier(capacity, read_ttl_seconds, write_ttl_seconds, rows, clock.as_deref(), eviction_policy)?;
         Ok(PyChunkTier {
-            inner: Mutex::new(Inner { tier, grid_answer: GridBatch::default(), mask_answer: GridBatch::mask_only(), cells: Vec::new() }),
+            inner: Mutex::new(Inner {
+                tier,
+                grid_answer: GridBatch::default(),
+                mask_answer: GridBatch::mask_only(),
+                cells: Vec::new(),
+            }),
             tags: Mutex::new(Tags::default()),
             rows,
         })

@@ -188,6 +188,10 @@ pub fn check(input: Input) {
         compare(&mut tier, &model, clock.now_ms());
         assert_eq!(tier.resident(), twin.resident());
         assert_eq!(tier.staged(), twin.staged());
+        let (mut order, mut twin_order) = (Vec::new(), Vec::new());
+        tier.policy_mut().victims(1.0, Eligible::All, &mut order);
+        twin.policy_mut().victims(1.0, Eligible::All, &mut twin_order);
+        assert_eq!(order, twin_order, "the twin's LRU order");
     }
 }
 
@@ -211,7 +215,8 @@ fn grid_request(
     let grid = GridKeys::new(&hashes, &rows);
     let flat: Vec<TierKey> = rows.iter().flat_map(|&r| hashes.iter().map(move |&h| TierKey::new(h, r))).collect();
     let tag = u32::from(what % TAGS);
-    let outcomes = match what % 5 {
+    // Rows in block order (0, 1, 2) take the tier's word path.
+    let outcomes = match what % 8 {
         0 => {
             twin.reserve_write(&grid, Flags::All(what & 8 != 0), tag, grid_answer).unwrap();
             tier.reserve_write(&flat[..], Flags::All(what & 8 != 0), tag, answer).unwrap();
@@ -232,10 +237,25 @@ fn grid_request(
             tier.finish_read(&flat[..], 1, answer).unwrap();
             model.finish_read(&flat, 1, now)
         }
-        _ => {
+        4 => {
             twin.delete(&grid, what & 8 != 0, grid_answer).unwrap();
             tier.delete(&flat[..], what & 8 != 0, answer).unwrap();
             model.delete(&flat, what & 8 != 0, now)
+        }
+        5 => {
+            twin.touch(&grid, grid_answer).unwrap();
+            tier.touch(&flat[..], answer).unwrap();
+            model.touch(&flat)
+        }
+        6 => {
+            twin.finish_write_and_reserve_read(&grid, 1, tag, grid_answer).unwrap();
+            tier.finish_write_and_reserve_read(&flat[..], 1, tag, answer).unwrap();
+            model.finish_write_and_reserve_read(&flat, 1, tag, now)
+        }
+        _ => {
+            twin.finish_write_and_delete(&grid, tag, grid_answer).unwrap();
+            tier.finish_write_and_delete(&flat[..], tag, answer).unwrap();
+            model.finish_write_and_delete(&flat, tag, now)
         }
     };
     assert_eq!(answer.outcomes(), outcomes, "grid request {what}");
