@@ -40,6 +40,9 @@ impl Tier {
     /// The row checks, with nothing changed.
     pub fn delete<K: Keys + ?Sized>(&mut self, keys: &K, force: bool, out: &mut K::Answer) -> Result<(), TierError> {
         self.check("delete", keys)?;
+        if self.words_delete(keys, force, out) {
+            return Ok(());
+        }
         let now = self.begin(out, keys, false);
         let (mut deleted, mut reclaimed) = (0usize, 0usize);
         {

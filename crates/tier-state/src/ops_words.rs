@@ -1,6 +1,7 @@
 //! The word-at-a-time forms of the calls a controller makes on every
-//! request (`reserve_read`, `finish_read`, `touch`, `reserve_write`, and the
-//! finishes of a write), for a grid request in column form (see `words`).
+//! request (`reserve_read`, `finish_read`, `touch`, `reserve_write`, the
+//! finishes of a write, and `delete`), for a grid request in column form
+//! (see `words`).
 //!
 //! Each returns `false`, having changed nothing the per-key path would not
 //! change the same way, when the request does not qualify; the call then
@@ -286,6 +287,87 @@ impl Tier {
             Finish::Discard => self.report_removed(),
             Finish::Admit | Finish::AdmitAndRead(_) => self.report_created(),
         }
+        true
+    }
+
+    /// `delete` a chunk at a time, while every staging object is inline
+    /// (then a staged key is not resident, and its one staging object is
+    /// the slot's own words).
+    pub(crate) fn words_delete<K: Keys + ?Sized>(&mut self, keys: &K, force: bool, out: &mut K::Answer) -> bool {
+        if !self.slots.extra.is_empty() {
+            return false;
+        }
+        let (Some(grid), Some(out)) = (keys.as_grid(), out.as_grid_batch()) else { return false };
+        let Some(shape) = self.words.prepare(&grid, &self.table) else { return false };
+        if !self.words.look_up(&grid, &self.table, shape) {
+            return false;
+        }
+        let now = self.begin_words(keys, out, false);
+        let (mut deleted, mut reclaimed) = (0usize, 0usize);
+        {
+            let Tier { slots, words, table, .. } = self;
+            let Slots { count, deadline, resident, read_locked, temporary, staged, inline, .. } = slots;
+            let (mut resident, mut read_locked, mut temporary, mut staged, mut inline) = (
+                resident.words_mut(),
+                read_locked.words_mut(),
+                temporary.words_mut(),
+                staged.words_mut(),
+                inline.words_mut(),
+            );
+            for c in 0..shape.cols {
+                let (m, base) = (words.mask[c], words.base[c]);
+                if m == 0 {
+                    continue;
+                }
+                if base == NO_BASE {
+                    words.fail[0][c] = m;
+                    continue;
+                }
+                let (i, off) = at(base);
+                let (res, stg) = ((resident[i] >> off) & m, (staged[i] >> off) & m);
+                // A reservation goes when forced or expired; a held one
+                // keeps the key locked.
+                let mut expired = 0u64;
+                for_each_bit(stg, |r| {
+                    if force || now >= deadline[base as usize + r] {
+                        expired |= 1 << r;
+                        count[base as usize + r] = 0;
+                    }
+                });
+                // A resident object goes unless (not forced) read-locked now.
+                let mut locked = 0u64;
+                if !force {
+                    for_each_bit(res & (read_locked[i] >> off), |r| {
+                        if now < deadline[base as usize + r] {
+                            locked |= 1 << r;
+                        }
+                    });
+                }
+                let dropped = res & !locked;
+                for_each_bit(dropped, |r| count[base as usize + r] = 0);
+                let (expired_shifted, dropped_shifted) = (expired << off, dropped << off);
+                inline[i] &= !expired_shifted;
+                staged[i] &= !expired_shifted;
+                resident[i] &= !dropped_shifted;
+                temporary[i] &= !dropped_shifted;
+                read_locked[i] &= !dropped_shifted;
+                reclaimed += expired.count_ones() as usize;
+                deleted += dropped.count_ones() as usize;
+                let gone = expired | dropped;
+                for _ in 0..gone.count_ones() {
+                    table.slot_emptied();
+                }
+                words.ok[c] = gone;
+                words.event[0][c] = gone;
+                words.fail[0][c] = m & !res & !stg;
+                words.fail[1][c] = (stg & !expired) | locked;
+            }
+        }
+        self.words.answer(shape, grid.cells(), Outcome::KeyNotExist, Outcome::KeyIsLocked, out);
+        self.words.events(shape, 0, &mut self.events);
+        self.resident_count -= deleted;
+        self.staging_count -= reclaimed;
+        self.report_removed();
         true
     }
 
