@@ -89,6 +89,15 @@
 //!   slot by arithmetic; a tier of any row has a block a key. Lock words
 //!   and bits cost 12 bytes and 6 bits a slot, a block 12 bytes and its
 //!   bucket: [`Tier::bytes_per_key`] reports it.
+//! - **A chunk at a time:** a block's slots are one word of each state
+//!   bitmap, so a grid request whose rows are the block's rows in order (a
+//!   controller asking about all of a chunk's groups and ranks) runs most
+//!   calls a word per chunk, with per-key work only for lock counts,
+//!   expiries and tags, and its answers go back to request order through
+//!   64×64 transposes (`words.rs`). Other requests go key by key; both
+//!   give the same outcomes, slots, events and state (`tests/grid.rs`).
+//!   [`GridBatch::mask_only`] skips the failure list and slots for callers
+//!   that read only the mask.
 //! - **Expiry** is decided at access. The bitmaps are exact for
 //!   resident/staged/temporary; `read_locked` may still hold expired locks
 //!   until [`Tier::sweep_expired`] (which [`Tier::evictable_into`] runs).
