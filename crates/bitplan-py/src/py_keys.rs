@@ -21,16 +21,37 @@
 //! coordinate and its salt, each interned to a small id. A key without
 //! `ObjectKey`'s fields is a family of its own in salt `""`.
 
+use core::hash::BuildHasher;
+
+use hashbrown::HashTable;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyFrozenSet, PyInt, PyString, PyTuple};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use tier_state::{KeyMeta, kv_topology};
 
 use crate::py_key_fields::{FieldClasses, KeyFields};
 
-/// No slot: the end of a hash chain.
+/// The most slots: `u32::MAX` is never one.
 const NONE: u32 = u32::MAX;
+
+/// The table hash of a key object's address.
+#[inline]
+fn address_hash(address: usize) -> u64 {
+    FxBuildHasher.hash_one(address)
+}
+
+/// The table hash of a key's Python hash (already mixed by Python).
+#[inline]
+const fn key_hash(hash: isize) -> u64 {
+    hash as u64
+}
+
+/// The address of a held slot's key object (0 for a free slot).
+#[inline]
+fn held_address(keys: &[Option<Py<PyAny>>], slot: u32) -> usize {
+    keys.get(slot as usize).and_then(Option::as_ref).map_or(0, |key| key.as_ptr() as usize)
+}
 
 /// A chunk hash's bytes: up to 16 inline (LMCache's are 4 or 8; no
 /// allocation, one word to hash), longer ones on the heap.
@@ -66,9 +87,6 @@ impl ChunkBytes {
 /// and the decoded topology. Families that share it (the chunk hashes'
 /// Python hashes collide) are told apart by their bytes.
 type FamilyBucket = (isize, bool, u32, u32, Option<(u8, u8)>);
-
-/// No family: the end of a bucket's chain.
-const NO_FAMILY: u32 = u32::MAX;
 
 /// Interned strings, numbered in first-seen order and kept for the table's
 /// life (models and salts are few).
@@ -123,56 +141,65 @@ struct MetaIds {
     models: Names,
     salts: Names,
     namespaces: FxHashMap<(u32, Option<(u8, u8)>), u32>,
-    /// Bucket → its first family (LMCache's `_logical_chunk_family`: chunk
-    /// hash, model, salt, topology).
-    families: FxHashMap<FamilyBucket, u32>,
-    /// By family id: its bucket, its chunk bytes, the next family of the
-    /// bucket, and how many slots have it. A family whose count falls to 0
+    /// The living families' ids, by bucket and chunk bytes (LMCache's
+    /// `_logical_chunk_family`: chunk hash, model, salt, topology): 5 bytes
+    /// a bucket, the keys in `buckets` and `chunks` (an `FxHashMap` keyed by
+    /// the bucket took 33, and at 65,536 keys its misses were most of a
+    /// new key's cost).
+    families: HashTable<u32>,
+    /// By family id: its bucket, its chunk bytes, and how many slots have
+    /// it. A family whose count falls to 0
     /// stays filed (dead) until [`MetaIds::collect`] refiles the living in
     /// one pass: removing them one by one cost ~0.5 µs a key at 65,536 keys
     /// (a random probe and a pointer chase each), and a family that comes
     /// back before the sweep keeps its id.
     buckets: Vec<FamilyBucket>,
     chunks: Vec<ChunkBytes>,
-    next: Vec<u32>,
     counts: Vec<u32>,
     dead: usize,
     free_families: Vec<u32>,
 }
 
+/// The table hash of a family's bucket (its chunk hash's Python hash,
+/// mixed with the rest; bytes that share it are told apart on lookup).
+#[inline]
+fn family_hash(bucket: &FamilyBucket) -> u64 {
+    FxBuildHasher.hash_one(bucket)
+}
+
 impl MetaIds {
     fn family(&mut self, bucket: FamilyBucket, chunk: &[u8]) -> u32 {
-        let head = self.families.get(&bucket).copied().unwrap_or(NO_FAMILY);
-        let mut id = head;
-        while id != NO_FAMILY {
-            if self.chunks[id as usize].bytes() == chunk {
-                let count = &mut self.counts[id as usize];
-                if *count == 0 {
-                    self.dead -= 1;
-                }
-                *count += 1;
-                return id;
+        let hash = family_hash(&bucket);
+        let (buckets, chunks) = (&self.buckets, &self.chunks);
+        let found = self
+            .families
+            .find(hash, |&id| buckets[id as usize] == bucket && chunks[id as usize].bytes() == chunk)
+            .copied();
+        if let Some(id) = found {
+            let count = &mut self.counts[id as usize];
+            if *count == 0 {
+                self.dead -= 1;
             }
-            id = self.next[id as usize];
+            *count += 1;
+            return id;
         }
         let id = match self.free_families.pop() {
             Some(id) => {
                 let at = id as usize;
                 self.buckets[at] = bucket;
                 self.chunks[at] = ChunkBytes::new(chunk);
-                self.next[at] = head;
                 self.counts[at] = 1;
                 id
             }
             None => {
                 self.buckets.push(bucket);
                 self.chunks.push(ChunkBytes::new(chunk));
-                self.next.push(head);
                 self.counts.push(1);
                 (self.counts.len() - 1) as u32
             }
         };
-        self.families.insert(bucket, id);
+        let buckets = &self.buckets;
+        self.families.insert_unique(hash, id, |&id| family_hash(&buckets[id as usize]));
         id
     }
 
@@ -200,8 +227,8 @@ impl MetaIds {
                 self.chunks[id] = ChunkBytes::Inline(0, [0; 16]);
                 continue;
             }
-            let bucket = self.buckets[id];
-            self.next[id] = self.families.insert(bucket, id as u32).unwrap_or(NO_FAMILY);
+            let buckets = &self.buckets;
+            self.families.insert_unique(family_hash(&buckets[id]), id as u32, |&id| family_hash(&buckets[id as usize]));
         }
         self.dead = 0;
     }
@@ -210,12 +237,13 @@ impl MetaIds {
 /// Python keys ↔ dense slots (see the module docs).
 #[derive(Debug)]
 pub(crate) struct KeyTable {
-    /// The address of each held key object → its slot.
-    by_address: FxHashMap<usize, u32>,
-    /// Hash → the first slot of its chain.
-    heads: FxHashMap<isize, u32>,
-    /// By slot: the next slot with the same hash, or [`NONE`].
-    next: Vec<u32>,
+    /// The held slots by their key object's address, and by their key's
+    /// hash: slot ids only (5 bytes a bucket), the address and the hash
+    /// read from `keys` and `hashes`. `FxHashMap`s of address → slot and
+    /// hash → chain head took 17 bytes a bucket each, and at 65,536 keys
+    /// their cache misses were a new key's largest cost.
+    by_address: HashTable<u32>,
+    by_hash: HashTable<u32>,
     hashes: Vec<isize>,
     keys: Vec<Option<Py<PyAny>>>,
     metas: Vec<KeyMeta>,
@@ -234,9 +262,8 @@ pub(crate) struct KeyTable {
 impl KeyTable {
     pub(crate) fn new(with_meta: bool) -> KeyTable {
         KeyTable {
-            by_address: FxHashMap::default(),
-            heads: FxHashMap::default(),
-            next: Vec::new(),
+            by_address: HashTable::new(),
+            by_hash: HashTable::new(),
             hashes: Vec::new(),
             keys: Vec::new(),
             metas: Vec::new(),
@@ -258,24 +285,37 @@ impl KeyTable {
     /// by them), if it has one.
     fn find(&self, key: &Bound<'_, PyAny>, hash: isize, fields: Option<&KeyFields<'_>>) -> PyResult<Option<u32>> {
         let py = key.py();
-        let mut slot = self.heads.get(&hash).copied().unwrap_or(NONE);
-        while slot != NONE {
-            if let Some(held) = &self.keys[slot as usize] {
-                let held = held.bind(py);
-                if held.is(key) {
-                    return Ok(Some(slot));
-                }
-                let by_fields = match fields {
-                    Some(fields) => self.classes.equal(held, fields)?,
-                    None => None,
-                };
-                if by_fields.map_or_else(|| held.eq(key), Ok)? {
-                    return Ok(Some(slot));
-                }
+        let mut failed = None;
+        let found = self.by_hash.find(key_hash(hash), |&slot| {
+            if failed.is_some() || self.hashes[slot as usize] != hash {
+                return false;
             }
-            slot = self.next[slot as usize];
+            let Some(held) = &self.keys[slot as usize] else { return false };
+            let held = held.bind(py);
+            if held.is(key) {
+                return true;
+            }
+            let equal = match fields.map(|fields| self.classes.equal(held, fields)) {
+                Some(Ok(Some(equal))) => Ok(equal),
+                Some(Err(error)) => Err(error),
+                Some(Ok(None)) | None => held.eq(key),
+            };
+            equal.unwrap_or_else(|error| {
+                failed = Some(error);
+                false
+            })
+        });
+        match failed {
+            Some(error) => Err(error),
+            None => Ok(found.copied()),
         }
-        Ok(None)
+    }
+
+    /// The slot of the very object `key`, if the table holds it.
+    #[inline]
+    fn by_address(&self, key: &Bound<'_, PyAny>) -> Option<u32> {
+        let address = key.as_ptr() as usize;
+        self.by_address.find(address_hash(address), |&slot| held_address(&self.keys, slot) == address).copied()
     }
 
     /// The hash of `key` and its fields, if its class is hashed by them.
@@ -288,7 +328,7 @@ impl KeyTable {
 
     /// The slot of `key`, if it has one.
     pub(crate) fn lookup(&mut self, key: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
-        if let Some(&slot) = self.by_address.get(&(key.as_ptr() as usize)) {
+        if let Some(slot) = self.by_address(key) {
             return Ok(Some(slot));
         }
         let (hash, fields) = self.hash(key)?;
@@ -297,7 +337,7 @@ impl KeyTable {
 
     /// The slot of `key`, a new one if it had none.
     pub(crate) fn slot(&mut self, key: &Bound<'_, PyAny>) -> PyResult<u32> {
-        if let Some(&slot) = self.by_address.get(&(key.as_ptr() as usize)) {
+        if let Some(slot) = self.by_address(key) {
             return Ok(slot);
         }
         let (hash, fields) = self.hash(key)?;
@@ -313,7 +353,6 @@ impl KeyTable {
                     .ok()
                     .filter(|&slot| slot != NONE)
                     .ok_or_else(|| pyo3::exceptions::PyMemoryError::new_err("more than 2**32 - 1 keys"))?;
-                self.next.push(NONE);
                 self.hashes.push(0);
                 self.keys.push(None);
                 // Without metas (a tier's books) the 21 bytes a slot are
@@ -326,10 +365,13 @@ impl KeyTable {
             }
         };
         let at = slot as usize;
-        self.next[at] = self.heads.insert(hash, slot).unwrap_or(NONE);
         self.hashes[at] = hash;
         self.keys[at] = Some(key.clone().unbind());
-        self.by_address.insert(key.as_ptr() as usize, slot);
+        let hashes = &self.hashes;
+        self.by_hash.insert_unique(key_hash(hash), slot, |&slot| key_hash(hashes[slot as usize]));
+        let keys = &self.keys;
+        self.by_address
+            .insert_unique(address_hash(key.as_ptr() as usize), slot, |&slot| address_hash(held_address(keys, slot)));
         if self.with_meta {
             self.metas[at] = meta;
             self.interned[at] = interned;
@@ -370,28 +412,17 @@ impl KeyTable {
     /// no lock is held (its finalizer may run Python code).
     pub(crate) fn release(&mut self, slot: u32) -> Option<Py<PyAny>> {
         let at = slot as usize;
-        let key = self.keys.get_mut(at)?.take()?;
-        self.by_address.remove(&(key.as_ptr() as usize));
-        let hash = self.hashes[at];
-        // Unlink from the hash chain.
-        let next = self.next[at];
-        match self.heads.get(&hash).copied() {
-            Some(head) if head == slot => {
-                if next == NONE {
-                    self.heads.remove(&hash);
-                } else {
-                    self.heads.insert(hash, next);
-                }
-            }
-            Some(mut prev) => {
-                while self.next[prev as usize] != slot {
-                    prev = self.next[prev as usize];
-                }
-                self.next[prev as usize] = next;
-            }
-            None => {}
+        let address = held_address(&self.keys, slot);
+        if address == 0 {
+            return None;
         }
-        self.next[at] = NONE;
+        if let Ok(entry) = self.by_address.find_entry(address_hash(address), |&s| s == slot) {
+            entry.remove();
+        }
+        if let Ok(entry) = self.by_hash.find_entry(key_hash(self.hashes[at]), |&s| s == slot) {
+            entry.remove();
+        }
+        let key = self.keys[at].take()?;
         if self.with_meta && self.interned[at] {
             self.interned[at] = false;
             self.ids.release_family(self.metas[at].family);
