@@ -90,6 +90,16 @@ proptest! {
     fn grid_requests_of_64_rows_answer_as_their_slices(capacity in 0usize..400, requests in requests(64)) {
         same_answers(64, capacity, &requests)?;
     }
+
+    /// A tier of any row files a block a key (width 1): a request of one
+    /// row, whichever, takes the word path, its blocks anywhere in a word.
+    #[test]
+    fn grid_requests_on_a_tier_of_any_row_answer_as_their_slices(
+        capacity in 0usize..80,
+        requests in requests(8),
+    ) {
+        same_answers(u32::MAX, capacity, &requests)?;
+    }
 }
 
 fn same_answers(tier_rows: u32, capacity: usize, requests: &[Request]) -> Result<(), TestCaseError> {
