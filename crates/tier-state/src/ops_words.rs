@@ -24,8 +24,8 @@
 use crate::answer::{Answer, GridBatch};
 use crate::ops_write::Finish;
 use crate::outcome::Outcome;
-use crate::request::{Flags, Keys};
-use crate::slots::Slots;
+use crate::request::{Flags, GridKeys, Keys};
+use crate::slots::SlotWords;
 use crate::tier::Tier;
 use crate::words::{NO_BASE, WordShape, for_each_bit};
 
@@ -43,29 +43,34 @@ impl Tier {
         self.clock.now_ms()
     }
 
+    /// The word path's start for a call that looks its keys up: the
+    /// request in column form with each chunk's block found, the answer
+    /// begun (`slots`: the call hands them out) and the time now; `None`,
+    /// with nothing changed, when the request does not qualify.
+    fn start_words<'k, 'o, K: Keys + ?Sized>(
+        &mut self,
+        keys: &'k K,
+        out: &'o mut K::Answer,
+        slots: bool,
+    ) -> Option<(GridKeys<'k>, &'o mut GridBatch, WordShape, u64)> {
+        let (Some(grid), Some(out)) = (keys.as_grid(), out.as_grid_batch()) else { return None };
+        let shape = self.words.prepare(&grid, &self.table)?;
+        if !self.words.look_up(&grid, &self.table, shape) {
+            return None;
+        }
+        let now = self.begin_words(keys, out, slots);
+        Some((grid, out, shape, now))
+    }
+
     /// `reserve_read` a chunk at a time.
     pub(crate) fn words_reserve_read<K: Keys + ?Sized>(&mut self, keys: &K, n: u32, out: &mut K::Answer) -> bool {
-        let (Some(grid), Some(out)) = (keys.as_grid(), out.as_grid_batch()) else { return false };
-        let Some(shape) = self.words.prepare(&grid, &self.table) else { return false };
-        if !self.words.look_up(&grid, &self.table, shape) {
-            return false;
-        }
-        let now = self.begin_words(keys, out, true);
+        let Some((grid, out, shape, now)) = self.start_words(keys, out, true) else { return false };
         let ttl = self.config.read_ttl_ms;
         let Tier { slots, words, .. } = self;
-        let Slots { count, deadline, resident, read_locked, .. } = slots;
-        let resident = resident.as_words();
         {
-            let mut read_locked = read_locked.words_mut();
+            let SlotWords { count, deadline, resident, mut read_locked, .. } = slots.words();
             for c in 0..shape.cols {
-                let (m, base) = (words.mask[c], words.base[c]);
-                if m == 0 {
-                    continue;
-                }
-                if base == NO_BASE {
-                    words.fail[0][c] = m;
-                    continue;
-                }
+                let Some((m, base)) = words.column(c) else { continue };
                 let (i, off) = at(base);
                 let ok = (resident[i] >> off) & m;
                 let held = read_locked[i] >> off;
@@ -86,28 +91,13 @@ impl Tier {
 
     /// `finish_read` a chunk at a time.
     pub(crate) fn words_finish_read<K: Keys + ?Sized>(&mut self, keys: &K, n: u32, out: &mut K::Answer) -> bool {
-        let (Some(grid), Some(out)) = (keys.as_grid(), out.as_grid_batch()) else { return false };
-        let Some(shape) = self.words.prepare(&grid, &self.table) else { return false };
-        if !self.words.look_up(&grid, &self.table, shape) {
-            return false;
-        }
-        let now = self.begin_words(keys, out, false);
+        let Some((grid, out, shape, now)) = self.start_words(keys, out, false) else { return false };
         let mut freed = 0usize;
         {
             let Tier { slots, words, table, .. } = self;
-            let Slots { count, deadline, resident, read_locked, temporary, staged, .. } = slots;
-            let staged = staged.as_words();
-            let (mut resident, mut read_locked, mut temporary) =
-                (resident.words_mut(), read_locked.words_mut(), temporary.words_mut());
+            let SlotWords { count, deadline, mut resident, mut read_locked, mut temporary, staged, .. } = slots.words();
             for c in 0..shape.cols {
-                let (m, base) = (words.mask[c], words.base[c]);
-                if m == 0 {
-                    continue;
-                }
-                if base == NO_BASE {
-                    words.fail[0][c] = m;
-                    continue;
-                }
+                let Some((m, base)) = words.column(c) else { continue };
                 let (i, off) = at(base);
                 let res = (resident[i] >> off) & m;
                 let mut live = 0u64;
@@ -150,24 +140,12 @@ impl Tier {
 
     /// `touch` a chunk at a time.
     pub(crate) fn words_touch<K: Keys + ?Sized>(&mut self, keys: &K, out: &mut K::Answer) -> bool {
-        let (Some(grid), Some(out)) = (keys.as_grid(), out.as_grid_batch()) else { return false };
-        let Some(shape) = self.words.prepare(&grid, &self.table) else { return false };
-        if !self.words.look_up(&grid, &self.table, shape) {
-            return false;
-        }
-        self.begin_words(keys, out, false);
+        let Some((grid, out, shape, _)) = self.start_words(keys, out, false) else { return false };
         {
             let Tier { slots, words, .. } = self;
             let (resident, staged) = (slots.resident.as_words(), slots.staged.as_words());
             for c in 0..shape.cols {
-                let (m, base) = (words.mask[c], words.base[c]);
-                if m == 0 {
-                    continue;
-                }
-                if base == NO_BASE {
-                    words.fail[0][c] = m;
-                    continue;
-                }
+                let Some((m, base)) = words.column(c) else { continue };
                 let (i, off) = at(base);
                 let held = ((resident[i] | staged[i]) >> off) & m;
                 words.ok[c] = held;
@@ -196,35 +174,25 @@ impl Tier {
         if !self.slots.extra.is_empty() {
             return false;
         }
-        let (Some(grid), Some(out)) = (keys.as_grid(), out.as_grid_batch()) else { return false };
-        let Some(shape) = self.words.prepare(&grid, &self.table) else { return false };
-        if !self.words.look_up(&grid, &self.table, shape) {
+        let Some((grid, out, shape, now)) = self.start_words(keys, out, matches!(how, Finish::AdmitAndRead(_))) else {
             return false;
-        }
-        let now = self.begin_words(keys, out, matches!(how, Finish::AdmitAndRead(_)));
+        };
         let read_deadline = now.saturating_add(self.config.read_ttl_ms);
         let (mut taken_all, mut admitted) = (0usize, 0usize);
         {
             let Tier { slots, words, table, .. } = self;
-            let Slots { count, deadline, resident, read_locked, temporary, staged, inline, inline_temporary, .. } =
-                slots;
-            let inline_temporary = inline_temporary.as_words();
-            let (mut resident, mut read_locked, mut temporary, mut staged, mut inline) = (
-                resident.words_mut(),
-                read_locked.words_mut(),
-                temporary.words_mut(),
-                staged.words_mut(),
-                inline.words_mut(),
-            );
+            let SlotWords {
+                count,
+                deadline,
+                mut resident,
+                mut read_locked,
+                mut temporary,
+                mut staged,
+                mut inline,
+                inline_temporary,
+            } = slots.words();
             for c in 0..shape.cols {
-                let (m, base) = (words.mask[c], words.base[c]);
-                if m == 0 {
-                    continue;
-                }
-                if base == NO_BASE {
-                    words.fail[0][c] = m;
-                    continue;
-                }
+                let Some((m, base)) = words.column(c) else { continue };
                 let (i, off) = at(base);
                 // `tag`'s staging objects: inline ones naming it (no other).
                 let (mut mine, mut expired) = (0u64, 0u64);
@@ -297,32 +265,15 @@ impl Tier {
         if !self.slots.extra.is_empty() {
             return false;
         }
-        let (Some(grid), Some(out)) = (keys.as_grid(), out.as_grid_batch()) else { return false };
-        let Some(shape) = self.words.prepare(&grid, &self.table) else { return false };
-        if !self.words.look_up(&grid, &self.table, shape) {
-            return false;
-        }
-        let now = self.begin_words(keys, out, false);
+        let Some((grid, out, shape, now)) = self.start_words(keys, out, false) else { return false };
         let (mut deleted, mut reclaimed) = (0usize, 0usize);
         {
             let Tier { slots, words, table, .. } = self;
-            let Slots { count, deadline, resident, read_locked, temporary, staged, inline, .. } = slots;
-            let (mut resident, mut read_locked, mut temporary, mut staged, mut inline) = (
-                resident.words_mut(),
-                read_locked.words_mut(),
-                temporary.words_mut(),
-                staged.words_mut(),
-                inline.words_mut(),
-            );
+            let SlotWords {
+                count, deadline, mut resident, mut read_locked, mut temporary, mut staged, mut inline, ..
+            } = slots.words();
             for c in 0..shape.cols {
-                let (m, base) = (words.mask[c], words.base[c]);
-                if m == 0 {
-                    continue;
-                }
-                if base == NO_BASE {
-                    words.fail[0][c] = m;
-                    continue;
-                }
+                let Some((m, base)) = words.column(c) else { continue };
                 let (i, off) = at(base);
                 let (res, stg) = ((resident[i] >> off) & m, (staged[i] >> off) & m);
                 // A reservation goes when forced or expired; a held one
@@ -427,10 +378,8 @@ impl Tier {
         let (mut filled, mut allocated) = (0usize, 0usize);
         {
             let Tier { slots, words, .. } = self;
-            let Slots { count, deadline, resident, staged, inline, inline_temporary, .. } = slots;
-            let resident = resident.as_words();
-            let (mut staged, mut inline, mut inline_temporary) =
-                (staged.words_mut(), inline.words_mut(), inline_temporary.words_mut());
+            let SlotWords { count, deadline, resident, mut staged, mut inline, mut inline_temporary, .. } =
+                slots.words();
             for c in 0..shape.cols {
                 let (m, base) = (words.mask[c], words.base[c]);
                 if m == 0 {

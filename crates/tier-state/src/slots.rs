@@ -13,7 +13,7 @@
 //! the key is resident) sits in `extra`, a map that is empty unless writers
 //! race on a key. So a slot costs 12 bytes and 6 bits.
 
-use bitmap_core::Bitmap;
+use bitmap_core::{Bitmap, WordsMut};
 use rustc_hash::FxHashMap;
 
 /// One staging object kept outside the slot's inline words.
@@ -54,6 +54,20 @@ pub(crate) struct Slots {
     pub(crate) extra: FxHashMap<u32, Vec<Staged>>,
 }
 
+/// Every state bitmap's words and the per-slot arrays, all mutable at
+/// once: what the word-at-a-time calls work on (`ops_words`). The
+/// bitmaps' guards clear their tails when dropped.
+pub(crate) struct SlotWords<'a> {
+    pub(crate) count: &'a mut [u32],
+    pub(crate) deadline: &'a mut [u64],
+    pub(crate) resident: WordsMut<'a>,
+    pub(crate) read_locked: WordsMut<'a>,
+    pub(crate) temporary: WordsMut<'a>,
+    pub(crate) staged: WordsMut<'a>,
+    pub(crate) inline: WordsMut<'a>,
+    pub(crate) inline_temporary: WordsMut<'a>,
+}
+
 impl Slots {
     /// Slots so far: every array and bitmap has this length.
     #[inline]
@@ -87,6 +101,20 @@ impl Slots {
             &mut self.inline,
             &mut self.inline_temporary,
         ]
+    }
+
+    /// The state as words (see [`SlotWords`]).
+    pub(crate) fn words(&mut self) -> SlotWords<'_> {
+        SlotWords {
+            count: &mut self.count,
+            deadline: &mut self.deadline,
+            resident: self.resident.words_mut(),
+            read_locked: self.read_locked.words_mut(),
+            temporary: self.temporary.words_mut(),
+            staged: self.staged.words_mut(),
+            inline: self.inline.words_mut(),
+            inline_temporary: self.inline_temporary.words_mut(),
+        }
     }
 
     /// Whether `slot` holds nothing (neither resident nor staged).

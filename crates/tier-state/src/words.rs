@@ -131,6 +131,23 @@ impl Words {
         self.distinct(table)
     }
 
+    /// Column `c`'s asked rows and its block's first slot, if it asks
+    /// about any row and its chunk has a block; a chunk without one fails
+    /// whole, as the first outcome (`KEY_NOT_EXIST` for every call that
+    /// looks keys up).
+    #[inline]
+    pub(crate) fn column(&mut self, c: usize) -> Option<(u64, u32)> {
+        let (m, base) = (self.mask[c], self.base[c]);
+        if m == 0 {
+            return None;
+        }
+        if base == NO_BASE {
+            self.fail[0][c] = m;
+            return None;
+        }
+        Some((m, base))
+    }
+
     /// Whether no two columns share a block (found or filed).
     pub(crate) fn distinct(&mut self, table: &KeyTable) -> bool {
         let shift = table.width().trailing_zeros();
