@@ -21,6 +21,11 @@ HASHES = np.array([11, 12, 2**64 - 1, 0, 12345678901234567], dtype=np.uint64)
 ROW_IDS = [0, 7, 3]
 KEYS = RequestKeys(HASHES, ROW_IDS)
 CELL_KEYS = [[(int(h), r) for h in HASHES] for r in ROW_IDS]  # the face's key of each cell
+# Row ids 0, 1, 2: a chunk's rows in block order, so the tier (rows=8) works
+# each chunk's rows as one word (its word-at-a-time path).
+BLOCK_ROW_IDS = [0, 1, 2]
+BLOCK_KEYS = RequestKeys(HASHES, BLOCK_ROW_IDS)
+BLOCK_CELL_KEYS = [[(int(h), r) for h in HASHES] for r in BLOCK_ROW_IDS]
 
 
 def grid_of(cells):
@@ -31,8 +36,8 @@ def cells_of(grid):
     return {(r, c) for r, row in enumerate(grid) for c in row.get_indices_list()}
 
 
-def face_keys(cells):
-    return [CELL_KEYS[r][c] for r, c in sorted(cells)]
+def face_keys(cells, cell_keys=CELL_KEYS):
+    return [cell_keys[r][c] for r, c in sorted(cells)]
 
 
 ALL = {(r, c) for r in range(ROWS) for c in range(COLS)}
@@ -52,30 +57,31 @@ ops = st.one_of(
 )
 
 
-def run_both(tier, books, op, whole):
+def run_both(tier, books, op, whole, keys=KEYS, cell_keys=CELL_KEYS):
     """One operation on both faces: the fast path's mask and failures, and
     the face's dict turned into the same two things."""
     name, cells, *args = op
     kwargs = {} if whole else {"cells": grid_of(cells)}
-    face = face_keys(ALL if whole else cells)
+    face = face_keys(ALL if whole else cells, cell_keys)
     if name == "reserve_write":
         temporary, tag = args
-        got = tier.reserve_write(KEYS, grid_of(temporary), tag, failures=True, **kwargs)
+        got = tier.reserve_write(keys, grid_of(temporary), tag, failures=True, **kwargs)
         flags = [(r, c) in temporary for r, c in sorted(ALL if whole else cells)]
         want = books.reserve_write(face, flags, None, tag)
     elif name == "touch":
-        got = (tier.touch(KEYS, **kwargs), None)
+        got = (tier.touch(keys, **kwargs), None)
         books.touch_keys(face)
         want = None
     else:
-        got = getattr(tier, name)(KEYS, *args, failures=True, **kwargs)
+        got = getattr(tier, name)(keys, *args, failures=True, **kwargs)
         want = getattr(books, name)(face, *args)
     return got, want
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(ops, max_size=25), st.booleans(), st.integers(0, 20))
-def test_fast_path_answers_as_the_lmcache_face(sequence, whole, capacity):
+@given(st.lists(ops, max_size=25), st.booleans(), st.integers(0, 20), st.booleans())
+def test_fast_path_answers_as_the_lmcache_face(sequence, whole, capacity, block_rows):
+    keys, cell_keys = (BLOCK_KEYS, BLOCK_CELL_KEYS) if block_rows else (KEYS, CELL_KEYS)
     clock = ManualClock(0)
     tier = ChunkTier(capacity, read_ttl_seconds=2, write_ttl_seconds=1, rows=8, clock=clock)
     books = L1Bookkeeper(capacity, read_ttl_seconds=2, write_ttl_seconds=1, clock=clock)
@@ -83,13 +89,13 @@ def test_fast_path_answers_as_the_lmcache_face(sequence, whole, capacity):
         if op[0] == "advance":
             clock.advance(op[1])
             continue
-        (mask, failed), want = run_both(tier, books, op, whole)
+        (mask, failed), want = run_both(tier, books, op, whole, keys, cell_keys)
         assert mask.size() == (ROWS, COLS)
         if want is None:  # touch: the mask is the keys the tier has
             continue
         codes = {key: (value[0] if isinstance(value, tuple) else value) for key, value in want.items()}
-        assert {CELL_KEYS[r][c] for r, c in cells_of(mask)} == {k for k, v in codes.items() if v == L1Error.SUCCESS}
-        assert {(CELL_KEYS[r][c], code) for r, c, code in failed} == {
+        assert {cell_keys[r][c] for r, c in cells_of(mask)} == {k for k, v in codes.items() if v == L1Error.SUCCESS}
+        assert {(cell_keys[r][c], code) for r, c, code in failed} == {
             (k, v) for k, v in codes.items() if v != L1Error.SUCCESS
         }
         assert all(type(code) is L1Error for _, _, code in failed)
