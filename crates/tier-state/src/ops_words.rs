@@ -35,6 +35,56 @@ fn at(base: u32) -> (usize, u32) {
     (base as usize / 64, base % 64)
 }
 
+/// `finish_read`'s unlock of the read-locked slots `locked` of `base`'s
+/// block: each lock live at `now` drops by `n`. Returns the live locks and
+/// those released (their count reached 0). A run from the block's first
+/// row is one pass without branches over its slots; any other word goes
+/// bit by bit.
+#[inline]
+fn unlock_reads(locked: u64, base: u32, count: &mut [u32], deadline: &[u64], now: u64, n: u32) -> (u64, u64) {
+    let (mut live, mut released) = (0u64, 0u64);
+    if locked != 0 && locked & locked.wrapping_add(1) == 0 {
+        let run = base as usize..base as usize + locked.count_ones() as usize;
+        for (r, (count, &deadline)) in count[run.clone()].iter_mut().zip(&deadline[run]).enumerate() {
+            let is_live = now < deadline;
+            let left = if is_live { count.saturating_sub(n) } else { *count };
+            *count = left;
+            live |= u64::from(is_live) << r;
+            released |= u64::from(is_live & (left == 0)) << r;
+        }
+        return (live, released);
+    }
+    for_each_bit(locked, |r| {
+        let s = base as usize + r;
+        if now < deadline[s] {
+            live |= 1 << r;
+            count[s] = count[s].saturating_sub(n);
+            if count[s] == 0 {
+                released |= 1 << r;
+            }
+        }
+    });
+    (live, released)
+}
+
+/// Sets the count and the expiry of each slot of `base`'s block whose bit
+/// is set in `bits`. A run from the block's first row (a whole chunk's
+/// rows, the common case) is two slice fills, which the compiler turns
+/// into vector stores; any other word goes bit by bit.
+#[inline]
+fn set_counts(bits: u64, base: u32, count: &mut [u32], deadline: &mut [u64], to: (u32, u64)) {
+    if bits & bits.wrapping_add(1) == 0 {
+        let run = base as usize..base as usize + bits.count_ones() as usize;
+        count[run.clone()].fill(to.0);
+        deadline[run].fill(to.1);
+    } else {
+        for_each_bit(bits, |r| {
+            count[base as usize + r] = to.0;
+            deadline[base as usize + r] = to.1;
+        });
+    }
+}
+
 impl Tier {
     /// Starts an answer and the call's events; returns the time now.
     fn begin_words<K: Keys + ?Sized>(&mut self, keys: &K, out: &mut GridBatch, slots: bool) -> u64 {
@@ -74,12 +124,18 @@ impl Tier {
                 let (i, off) = at(base);
                 let ok = (resident[i] >> off) & m;
                 let held = read_locked[i] >> off;
-                for_each_bit(ok, |r| {
-                    let s = base as usize + r;
-                    let live = held >> r & 1 == 1 && now < deadline[s];
-                    count[s] = if live { count[s].saturating_add(n) } else { n };
-                    deadline[s] = now.saturating_add(ttl);
-                });
+                let until = now.saturating_add(ttl);
+                if ok & held == 0 {
+                    // No lock held (or expired): each starts from `n`.
+                    set_counts(ok, base, count, deadline, (n, until));
+                } else {
+                    for_each_bit(ok, |r| {
+                        let s = base as usize + r;
+                        let live = held >> r & 1 == 1 && now < deadline[s];
+                        count[s] = if live { count[s].saturating_add(n) } else { n };
+                        deadline[s] = until;
+                    });
+                }
                 read_locked[i] |= ok << off;
                 words.ok[c] = ok;
                 words.fail[0][c] = m & !ok;
@@ -100,20 +156,7 @@ impl Tier {
                 let Some((m, base)) = words.column(c) else { continue };
                 let (i, off) = at(base);
                 let res = (resident[i] >> off) & m;
-                let mut live = 0u64;
-                for_each_bit(res & (read_locked[i] >> off), |r| {
-                    if now < deadline[base as usize + r] {
-                        live |= 1 << r;
-                    }
-                });
-                let mut released = 0u64;
-                for_each_bit(live, |r| {
-                    let s = base as usize + r;
-                    count[s] = count[s].saturating_sub(n);
-                    if count[s] == 0 {
-                        released |= 1 << r;
-                    }
-                });
+                let (live, released) = unlock_reads(res & (read_locked[i] >> off), base, count, deadline, now, n);
                 read_locked[i] &= !(released << off);
                 // A temporary object goes with its last read lock.
                 let gone = released & (temporary[i] >> off);
@@ -231,16 +274,10 @@ impl Tier {
                         admitted += taken.count_ones() as usize;
                         if let Finish::AdmitAndRead(n) = how {
                             read_locked[i] |= shifted;
-                            for_each_bit(taken, |r| {
-                                count[base as usize + r] = n;
-                                deadline[base as usize + r] = read_deadline;
-                            });
+                            set_counts(taken, base, count, deadline, (n, read_deadline));
                             words.event[0][c] = taken;
                         } else {
-                            for_each_bit(taken, |r| {
-                                count[base as usize + r] = 0;
-                                deadline[base as usize + r] = 0;
-                            });
+                            set_counts(taken, base, count, deadline, (0, 0));
                             words.event[0][c] = taken & !temp;
                         }
                     }
@@ -395,10 +432,7 @@ impl Tier {
                 inline[i] |= shifted;
                 staged[i] |= shifted;
                 inline_temporary[i] = (inline_temporary[i] & !shifted) | ((flags & empty) << off);
-                for_each_bit(empty, |r| {
-                    count[base as usize + r] = tag;
-                    deadline[base as usize + r] = write_deadline;
-                });
+                set_counts(empty, base, count, deadline, (tag, write_deadline));
                 filled += empty.count_ones() as usize;
                 allocated += empty.count_ones() as usize;
                 // `tag`'s own reservations (checked above: no other tag's):
