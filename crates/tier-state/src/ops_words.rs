@@ -1,7 +1,7 @@
 //! The word-at-a-time forms of the calls a controller makes on every
-//! request (`reserve_read`, `finish_read`, `touch`, `reserve_write`, the
-//! finishes of a write, and `delete`), for a grid request in column form
-//! (see `words`).
+//! request (`reserve_read`, `unsafe_read`, `finish_read`, `touch`,
+//! `reserve_write`, the finishes of a write, and `delete`), for a grid
+//! request in column form (see `words`).
 //!
 //! Each returns `false`, having changed nothing the per-key path would not
 //! change the same way, when the request does not qualify; the call then
@@ -142,6 +142,30 @@ impl Tier {
             }
         }
         words.answer(shape, grid.cells(), Outcome::KeyNotExist, Outcome::Success, out);
+        true
+    }
+
+    /// `unsafe_read` a chunk at a time: the slots of the keys whose read
+    /// lock is held now, taking none.
+    pub(crate) fn words_unsafe_read<K: Keys + ?Sized>(&mut self, keys: &K, out: &mut K::Answer) -> bool {
+        let Some((grid, out, shape, now)) = self.start_words(keys, out, true) else { return false };
+        let Tier { slots, words, .. } = self;
+        let (resident, read_locked) = (slots.resident.as_words(), slots.read_locked.as_words());
+        for c in 0..shape.cols {
+            let Some((m, base)) = words.column(c) else { continue };
+            let (i, off) = at(base);
+            let res = (resident[i] >> off) & m;
+            let mut live = 0u64;
+            for_each_bit(res & (read_locked[i] >> off), |r| {
+                if now < slots.deadline[base as usize + r] {
+                    live |= 1 << r;
+                }
+            });
+            words.ok[c] = live;
+            words.fail[0][c] = m & !res;
+            words.fail[1][c] = res & !live;
+        }
+        words.answer(shape, grid.cells(), Outcome::KeyNotExist, Outcome::KeyNotReadable, out);
         true
     }
 

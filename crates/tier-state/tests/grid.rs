@@ -269,3 +269,62 @@ fn handed_over_reservations_take_the_new_flag_and_deadline() {
         assert_eq!(answer.failed().len(), rows.len() * hashes.len());
     }
 }
+
+/// Locks expire at their deadline exactly (read TTL 30 ms, write TTL 20):
+/// one ms before it a lock is held, at it expired, in both forms.
+#[test]
+fn locks_expire_at_their_deadline_exactly() {
+    let hashes: Vec<u64> = vec![4, 9];
+    for tier_rows in [8u32, 64] {
+        let rows: Vec<u32> = (0..tier_rows.min(8)).collect();
+        let step = |op: Op| (hashes.clone(), rows.clone(), op, None);
+        let requests = [
+            step(Op::ReserveWrite(0, vec![false; 64])),
+            step(Op::FinishWrite(0)),
+            step(Op::ReserveRead(1)),
+            step(Op::Advance(29)),
+            step(Op::UnsafeRead),
+            step(Op::Advance(1)),
+            step(Op::UnsafeRead),
+            step(Op::FinishRead(1)),
+            step(Op::ReserveRead(2)),
+            step(Op::Advance(30)),
+            step(Op::FinishRead(1)),
+            step(Op::Delete(false)),
+            step(Op::ReserveWrite(1, vec![true; 64])),
+            step(Op::Advance(19)),
+            step(Op::FinishWrite(1)),
+            step(Op::ReserveRead(1)),
+            step(Op::Advance(29)),
+            step(Op::Delete(false)),
+            step(Op::Advance(1)),
+            step(Op::Delete(false)),
+            step(Op::ReserveWrite(1, vec![false; 64])),
+            step(Op::Advance(20)),
+            step(Op::FinishWriteAndReserveRead(1)),
+            step(Op::Delete(false)),
+            // A reservation expired at its deadline exactly is handed over.
+            step(Op::ReserveWrite(0, vec![false; 64])),
+            step(Op::Advance(20)),
+            step(Op::ReserveWrite(0, vec![true; 64])),
+            step(Op::FinishWrite(0)),
+        ];
+        same_answers(tier_rows, 1_000, &requests).unwrap();
+        // The same reads over some cells only (row 0 of chunk 0 left out),
+        // so a chunk's locked rows are not a run from its first row.
+        let some: Vec<bool> = (0..rows.len() * hashes.len()).map(|i| i != 0).collect();
+        let narrow = |op: Op| (hashes.clone(), rows.clone(), op, Some(some.clone()));
+        let requests = [
+            step(Op::ReserveWrite(0, vec![false; 64])),
+            step(Op::FinishWrite(0)),
+            narrow(Op::ReserveRead(1)),
+            step(Op::Advance(29)),
+            narrow(Op::FinishRead(1)),
+            narrow(Op::ReserveRead(1)),
+            step(Op::Advance(30)),
+            narrow(Op::FinishRead(1)),
+            narrow(Op::UnsafeRead),
+        ];
+        same_answers(tier_rows, 1_000, &requests).unwrap();
+    }
+}
