@@ -35,6 +35,20 @@ fn at(base: u32) -> (usize, u32) {
     (base as usize / 64, base % 64)
 }
 
+/// Which of the locks `locked` (read locks of resident slots, or inline
+/// staging objects' write locks) of `base`'s block are held at `now`:
+/// LMCache's `TTLLock` is held until its expiry, not at it.
+#[inline]
+fn held_now(locked: u64, base: u32, deadline: &[u64], now: u64) -> u64 {
+    let mut held = 0u64;
+    for_each_bit(locked, |r| {
+        if now < deadline[base as usize + r] {
+            held |= 1 << r;
+        }
+    });
+    held
+}
+
 /// `finish_read`'s unlock of the read-locked slots `locked` of `base`'s
 /// block: each lock live at `now` drops by `n`. Returns the live locks and
 /// those released (their count reached 0). A run from the block's first
@@ -86,13 +100,6 @@ fn set_counts(bits: u64, base: u32, count: &mut [u32], deadline: &mut [u64], to:
 }
 
 impl Tier {
-    /// Starts an answer and the call's events; returns the time now.
-    fn begin_words<K: Keys + ?Sized>(&mut self, keys: &K, out: &mut GridBatch, slots: bool) -> u64 {
-        out.begin(keys.shape(), keys.len(), slots);
-        self.events.clear();
-        self.clock.now_ms()
-    }
-
     /// The word path's start for a call that looks its keys up: the
     /// request in column form with each chunk's block found, the answer
     /// begun (`slots`: the call hands them out) and the time now; `None`,
@@ -105,10 +112,11 @@ impl Tier {
     ) -> Option<(GridKeys<'k>, &'o mut GridBatch, WordShape, u64)> {
         let (Some(grid), Some(out)) = (keys.as_grid(), out.as_grid_batch()) else { return None };
         let shape = self.words.prepare(&grid, &self.table)?;
-        if !self.words.look_up(&grid, &self.table, shape) {
+        self.words.look_up(&grid, &self.table, shape);
+        if !self.words.distinct(&self.table) {
             return None;
         }
-        let now = self.begin_words(keys, out, slots);
+        let now = self.begin(out, keys, slots);
         Some((grid, out, shape, now))
     }
 
@@ -123,16 +131,15 @@ impl Tier {
                 let Some((m, base)) = words.column(c) else { continue };
                 let (i, off) = at(base);
                 let ok = (resident[i] >> off) & m;
-                let held = read_locked[i] >> off;
+                let live = held_now(ok & (read_locked[i] >> off), base, deadline, now);
                 let until = now.saturating_add(ttl);
-                if ok & held == 0 {
-                    // No lock held (or expired): each starts from `n`.
+                if live == 0 {
+                    // No lock held: each starts from `n`.
                     set_counts(ok, base, count, deadline, (n, until));
                 } else {
                     for_each_bit(ok, |r| {
                         let s = base as usize + r;
-                        let live = held >> r & 1 == 1 && now < deadline[s];
-                        count[s] = if live { count[s].saturating_add(n) } else { n };
+                        count[s] = if live >> r & 1 == 1 { count[s].saturating_add(n) } else { n };
                         deadline[s] = until;
                     });
                 }
@@ -155,12 +162,7 @@ impl Tier {
             let Some((m, base)) = words.column(c) else { continue };
             let (i, off) = at(base);
             let res = (resident[i] >> off) & m;
-            let mut live = 0u64;
-            for_each_bit(res & (read_locked[i] >> off), |r| {
-                if now < slots.deadline[base as usize + r] {
-                    live |= 1 << r;
-                }
-            });
+            let live = held_now(res & (read_locked[i] >> off), base, &slots.deadline, now);
             words.ok[c] = live;
             words.fail[0][c] = m & !res;
             words.fail[1][c] = res & !live;
@@ -188,9 +190,7 @@ impl Tier {
                     resident[i] &= !(gone << off);
                     temporary[i] &= !(gone << off);
                     freed += gone.count_ones() as usize;
-                    for _ in 0..(gone & !(staged[i] >> off)).count_ones() {
-                        table.slot_emptied();
-                    }
+                    table.slots_emptied((gone & !(staged[i] >> off)).count_ones() as usize);
                     words.event[0][c] = gone;
                 }
                 words.ok[c] = live;
@@ -287,9 +287,7 @@ impl Tier {
                 match how {
                     Finish::Discard => {
                         words.event[0][c] = taken;
-                        for _ in 0..taken.count_ones() {
-                            table.slot_emptied();
-                        }
+                        table.slots_emptied(taken.count_ones() as usize);
                     }
                     Finish::Admit | Finish::AdmitAndRead(_) => {
                         let temp = (inline_temporary[i] >> off) & taken;
@@ -338,25 +336,18 @@ impl Tier {
                 let (i, off) = at(base);
                 let (res, stg) = ((resident[i] >> off) & m, (staged[i] >> off) & m);
                 // A reservation goes when forced or expired; a held one
-                // keeps the key locked.
-                let mut expired = 0u64;
-                for_each_bit(stg, |r| {
-                    if force || now >= deadline[base as usize + r] {
-                        expired |= 1 << r;
-                        count[base as usize + r] = 0;
-                    }
-                });
-                // A resident object goes unless (not forced) read-locked now.
-                let mut locked = 0u64;
-                if !force {
-                    for_each_bit(res & (read_locked[i] >> off), |r| {
-                        if now < deadline[base as usize + r] {
-                            locked |= 1 << r;
-                        }
-                    });
-                }
+                // keeps the key locked. A resident object goes unless (not
+                // forced) read-locked now.
+                let (expired, locked) = if force {
+                    (stg, 0)
+                } else {
+                    (
+                        stg & !held_now(stg, base, deadline, now),
+                        held_now(res & (read_locked[i] >> off), base, deadline, now),
+                    )
+                };
                 let dropped = res & !locked;
-                for_each_bit(dropped, |r| count[base as usize + r] = 0);
+                for_each_bit(expired | dropped, |r| count[base as usize + r] = 0);
                 let (expired_shifted, dropped_shifted) = (expired << off, dropped << off);
                 inline[i] &= !expired_shifted;
                 staged[i] &= !expired_shifted;
@@ -366,9 +357,7 @@ impl Tier {
                 reclaimed += expired.count_ones() as usize;
                 deleted += dropped.count_ones() as usize;
                 let gone = expired | dropped;
-                for _ in 0..gone.count_ones() {
-                    table.slot_emptied();
-                }
+                table.slots_emptied(gone.count_ones() as usize);
                 words.ok[c] = gone;
                 words.event[0][c] = gone;
                 words.fail[0][c] = m & !res & !stg;
@@ -413,9 +402,7 @@ impl Tier {
             }
             Flags::Each(_) | Flags::Bits(_) => return false,
         }
-        if !self.words.look_up(&grid, &self.table, shape) {
-            return false;
-        }
+        self.words.look_up(&grid, &self.table, shape);
         // File the missing chunks' blocks in the per-key path's order, so
         // both forms hand out the same slots.
         self.words.filing_order(shape);
@@ -434,7 +421,7 @@ impl Tier {
             // The per-key path finds the blocks just filed, in its order.
             return false;
         }
-        let now = self.begin_words(keys, out, true);
+        let now = self.begin(out, keys, true);
         let write_deadline = now.saturating_add(self.config.write_ttl_ms);
         let (mut filled, mut allocated) = (0usize, 0usize);
         {
@@ -461,14 +448,8 @@ impl Tier {
                 allocated += empty.count_ones() as usize;
                 // `tag`'s own reservations (checked above: no other tag's):
                 // a held one refuses, an expired one is handed over.
-                let mut handed = 0u64;
-                for_each_bit(stg, |r| {
-                    let s = base as usize + r;
-                    if now >= deadline[s] {
-                        handed |= 1 << r;
-                        deadline[s] = write_deadline;
-                    }
-                });
+                let handed = stg & !held_now(stg, base, deadline, now);
+                set_counts(handed, base, count, deadline, (tag, write_deadline));
                 let handed_shifted = handed << off;
                 inline_temporary[i] = (inline_temporary[i] & !handed_shifted) | ((flags & handed) << off);
                 words.event[0][c] = handed;

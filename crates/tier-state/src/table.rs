@@ -210,6 +210,12 @@ impl KeyTable {
         self.live_keys -= 1;
     }
 
+    /// `n` live slots emptied (see [`slot_emptied`](KeyTable::slot_emptied)).
+    #[inline]
+    pub(crate) fn slots_emptied(&mut self, n: usize) {
+        self.live_keys -= n;
+    }
+
     /// Whether `slot`'s block is filed.
     #[inline]
     pub(crate) fn is_filed(&self, slot: u32) -> bool {

@@ -380,7 +380,7 @@ impl Tier {
         }
     }
 
-    pub(crate) fn begin<K: Keys + ?Sized>(&mut self, answer: &mut K::Answer, keys: &K, slots: bool) -> u64 {
+    pub(crate) fn begin<K: Keys + ?Sized, A: Answer>(&mut self, answer: &mut A, keys: &K, slots: bool) -> u64 {
         answer.begin(keys.shape(), keys.len(), slots);
         self.events.clear();
         self.clock.now_ms()

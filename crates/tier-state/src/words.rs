@@ -115,10 +115,9 @@ impl Words {
         Some(WordShape { rows, cols, row_hi })
     }
 
-    /// Looks each asked column's chunk up (one probe a chunk). Returns
-    /// `false` when two columns name one block (a chunk asked twice: its
-    /// keys' outcomes depend on the order, which the per-key path keeps).
-    pub(crate) fn look_up(&mut self, grid: &GridKeys<'_>, table: &KeyTable, shape: WordShape) -> bool {
+    /// Looks each asked column's chunk up (one probe a chunk) into
+    /// [`base`](Words::base).
+    pub(crate) fn look_up(&mut self, grid: &GridKeys<'_>, table: &KeyTable, shape: WordShape) {
         self.base.clear();
         self.base.resize(shape.cols, NO_BASE);
         for c in 0..shape.cols {
@@ -128,7 +127,6 @@ impl Words {
                 self.base[c] = table.slot(block, 0);
             }
         }
-        self.distinct(table)
     }
 
     /// Column `c`'s asked rows and its block's first slot, if it asks
@@ -148,7 +146,9 @@ impl Words {
         Some((m, base))
     }
 
-    /// Whether no two columns share a block (found or filed).
+    /// Whether no two columns share a block (found or filed): a chunk asked
+    /// twice has outcomes that depend on the order of its keys, which the
+    /// per-key path keeps.
     pub(crate) fn distinct(&mut self, table: &KeyTable) -> bool {
         let shift = table.width().trailing_zeros();
         if self.seen.len() < table.block_count() {
