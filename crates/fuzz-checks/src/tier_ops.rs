@@ -185,11 +185,10 @@ pub fn check(input: Input) {
                 }
             }
         }
-        compare(&mut tier, &model, clock.now_ms());
+        let order = compare(&mut tier, &model, clock.now_ms());
         assert_eq!(tier.resident(), twin.resident());
         assert_eq!(tier.staged(), twin.staged());
-        let (mut order, mut twin_order) = (Vec::new(), Vec::new());
-        tier.policy_mut().victims(1.0, Eligible::All, &mut order);
+        let mut twin_order = Vec::new();
         twin.policy_mut().victims(1.0, Eligible::All, &mut twin_order);
         assert_eq!(order, twin_order, "the twin's LRU order");
     }
@@ -267,8 +266,9 @@ fn grid_request(
     }
 }
 
-/// Every key's state, the bitmaps, the evictable set and the LRU order.
-fn compare(tier: &mut Tier, model: &Model, now: u64) {
+/// Every key's state, the bitmaps, the evictable set and the LRU order;
+/// returns that order (slots, oldest first).
+fn compare(tier: &mut Tier, model: &Model, now: u64) -> Vec<u32> {
     assert_eq!(tier.num_objects(), model.num_objects());
     assert!(tier.num_objects() <= tier.config().capacity);
     for i in 0..HASHES * ROWS {
@@ -299,6 +299,7 @@ fn compare(tier: &mut Tier, model: &Model, now: u64) {
     assert_eq!(as_keys(tier, tier.staged()), want, "staged bitmap");
     let mut order = Vec::new();
     tier.policy_mut().victims(1.0, Eligible::All, &mut order);
-    let order: Vec<TierKey> = order.iter().map(|&slot| tier.key_of(slot).expect("a tracked slot is live")).collect();
-    assert_eq!(order, model.lru, "LRU order");
+    let keys: Vec<TierKey> = order.iter().map(|&slot| tier.key_of(slot).expect("a tracked slot is live")).collect();
+    assert_eq!(keys, model.lru, "LRU order");
+    order
 }

@@ -217,8 +217,11 @@ impl Words {
                 slots[index as usize] = base[c] + r as u32;
             });
         }
+        if out.is_mask_only() {
+            return;
+        }
         let (a, b) = (any(&self.fail[0]), any(&self.fail[1]));
-        if out.is_mask_only() || (!a && !b) {
+        if !a && !b {
             return;
         }
         let _ = self.rows_a.assign_columns(shape.rows, &self.fail[0]);
