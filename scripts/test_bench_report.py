@@ -7,8 +7,13 @@ the source tree).
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import datetime
+import io
 import json
+import os
+import re
 import sys
 import tempfile
 import unittest
@@ -106,6 +111,74 @@ class ReportTest(unittest.TestCase):
             svg = ET.parse(chart).getroot()
             self.assertTrue(svg.tag.endswith("svg"))
             self.assertIn(f"(charts/{chart.name})", text)
+
+    def test_default_report_and_charts(self) -> None:
+        # The report is docs/perf/bench-report.md and its charts stay in docs/charts/, linked as ../charts.
+        output, charts = br.report_paths(self.root, None, None)
+        self.assertEqual(output, (self.root / "docs" / "perf" / "bench-report.md").resolve())
+        self.assertEqual(charts, (self.root / "docs" / "charts").resolve())
+        self.assertEqual(br.charts_link_prefix(output, charts), "../charts")
+        # An --output of one's own keeps its charts next to it, unless --charts says otherwise.
+        output, charts = br.report_paths(self.root, self.root / "elsewhere" / "report.md", None)
+        self.assertEqual(charts, (self.root / "elsewhere" / "charts").resolve())
+        self.assertEqual(br.charts_link_prefix(output, charts), "charts")
+        _, charts = br.report_paths(self.root, self.root / "report.md", self.root / "svg")
+        self.assertEqual(charts, (self.root / "svg").resolve())
+
+    def test_charts_linked_relative_to_the_report(self) -> None:
+        results = br.Results(br.read_results(self.criterion))
+        started = datetime.datetime(2025, 1, 2, 3, 4, tzinfo=datetime.timezone.utc)
+        charts = self.root / "docs" / "charts"
+        text = br.render(results, MACHINE, "cargo bench", started, 60.0, ("0.1", "0.2"), charts, "../charts")
+        self.assertIn("(../charts/popcount.svg)", text)
+        self.assertTrue((charts / "popcount.svg").exists())
+
+    def test_no_run_rewrites_the_chosen_report(self) -> None:
+        # `--no-run` rebuilds the report from the last run's files without running anything.
+        target = self.root / "target"
+        (target / "bench-report").mkdir(parents=True)
+        self.criterion.rename(target / "bench-report" / "criterion")
+        meta = {
+            "machine": dataclasses.asdict(MACHINE),
+            "started": "2025-01-02T03:04:00+00:00",
+            "seconds": 60.0,
+            "loads": ["0.1", "0.2"],
+            "command": "cargo bench",
+        }
+        (target / "bench-report" / "run.json").write_text(json.dumps(meta))
+        report = self.root / "out" / "report.md"
+        report.parent.mkdir()
+        report.write_text(f"# Kept\n\n{br.BEGIN_MARKER}\nold\n{br.END_MARKER}\n\nKept too\n")
+        old_env = os.environ.get("CARGO_TARGET_DIR")
+        os.environ["CARGO_TARGET_DIR"] = str(target)
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                self.assertEqual(br.main(["--no-run", "--output", str(report)]), 0)
+        finally:
+            if old_env is None:
+                del os.environ["CARGO_TARGET_DIR"]
+            else:
+                os.environ["CARGO_TARGET_DIR"] = old_env
+        text = report.read_text()
+        self.assertTrue(text.startswith("# Kept\n\n" + br.BEGIN_MARKER))
+        self.assertTrue(text.endswith(br.END_MARKER + "\n\nKept too\n"))
+        self.assertIn("(charts/popcount.svg)", text)
+        self.assertTrue((report.parent / "charts" / "popcount.svg").exists())
+
+    def test_the_repository_report_keeps_its_markers_and_charts(self) -> None:
+        # What `scripts/bench-report` rewrites by default must hold both markers once, and every chart
+        # it links must exist.
+        repo = Path(__file__).resolve().parent.parent
+        output, charts = br.report_paths(repo, None, None)
+        text = output.read_text()
+        self.assertEqual(text.count(br.BEGIN_MARKER), 1)
+        self.assertEqual(text.count(br.END_MARKER), 1)
+        self.assertLess(text.index(br.BEGIN_MARKER), text.index(br.END_MARKER))
+        prefix = br.charts_link_prefix(output, charts)
+        linked = re.findall(r"\]\(" + re.escape(prefix) + r"/([^)]+\.svg)\)", text)
+        self.assertTrue(linked)
+        for name in linked:
+            self.assertTrue((charts / name).exists(), name)
 
     def test_section_replaced_between_markers(self) -> None:
         doc = self.root / "PERFORMANCE.md"
