@@ -25,7 +25,7 @@ use pyo3::sync::{MutexExt, PyOnceLock};
 use pyo3::types::{PyDict, PyList};
 use tier_state::{Eligible, KeyMeta};
 
-use crate::bits;
+use crate::boundary::bits;
 use crate::evict_native::Native;
 use crate::py_keys::KeyTable;
 

@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use tier_state::{Eligible, KeyMeta};
 
-use crate::bits::{self, type_name};
+use crate::boundary::bits::{self, type_name};
 use crate::evict_native::Native;
 use crate::evict_policy::DETACH_SLOTS;
 use crate::flavor::AnyBitmap;

@@ -19,7 +19,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use crate::bits::type_name;
+use crate::boundary::bits::type_name;
 
 /// A fixed-length bitmap (see `bitmap.rs` and `_native.pyi`).
 #[pyclass(name = "Bitmap", module = "bitplan")]

@@ -14,13 +14,13 @@ use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::args;
-use crate::bits::{detach_if_large, type_name};
-use crate::errors::OrPyErr;
+use crate::boundary::args;
+use crate::boundary::bits::{detach_if_large, type_name};
+use crate::boundary::errors::OrPyErr;
+use crate::boundary::memory;
 use crate::flavor::{AnyBitmap, Flavor, PyBitmap, as_refs};
 use crate::hybrid::Counts;
 use crate::lmcache_grid::LmGrid;
-use crate::memory;
 use crate::moves::{flat_from_grid, grid_from_flat};
 
 /// `bitplan.Grid`.

@@ -16,12 +16,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
-use crate::args;
-use crate::bits::detach_if_large;
-use crate::errors::OrPyErr;
+use crate::boundary::args;
+use crate::boundary::bits::detach_if_large;
+use crate::boundary::errors::OrPyErr;
+use crate::boundary::memory;
 use crate::flavor::{AnyBitmap, Flavor, as_refs, flavor_of};
 use crate::lmcache_grid::LmGrid;
-use crate::memory;
 
 thread_local! {
     /// The fold's temporaries, kept per thread so that a call allocates only
@@ -335,7 +335,7 @@ pub(crate) fn unfold_range(prefix_len: &Bound<'_, PyAny>, window: &Bound<'_, PyA
 /// `bitmap.highest_set_bit()`: the largest set index, `-1` if none.
 #[pyfunction]
 pub(crate) fn highest_set_bit(bitmap: &Bound<'_, PyAny>) -> PyResult<i64> {
-    Ok(crate::bits::highest_set_bit(&*AnyBitmap::borrow(bitmap)?))
+    Ok(crate::boundary::bits::highest_set_bit(&*AnyBitmap::borrow(bitmap)?))
 }
 
 /// The union of bitmaps of `num_keys` bits each (`ValueError` otherwise).

@@ -11,10 +11,8 @@
 //! The only `unsafe` code is the buffer protocol of `Bitmap` (PyO3's
 //! `__getbuffer__`/`__releasebuffer__` are `unsafe fn`s by contract).
 
-mod args;
 mod bitmap;
-mod bits;
-mod errors;
+mod boundary;
 mod evict_native;
 mod evict_policy;
 mod evict_slots;
@@ -25,7 +23,6 @@ mod lmcache;
 mod lmcache_grid;
 mod lmcache_map;
 mod lmcache_plan;
-mod memory;
 mod moves;
 mod policy;
 mod positions;
@@ -75,7 +72,7 @@ fn features_report(json: bool) -> PyResult<(String, Option<String>)> {
 fn bench_report(py: Python<'_>, measure_ms: u64, json: bool) -> PyResult<String> {
     use prefetch_plan::bench_cmd::{self, BenchOptions};
     let options = BenchOptions::default().with_measure(std::time::Duration::from_millis(measure_ms.clamp(1, 60_000)));
-    let report = bits::detach(py, || bench_cmd::run(&options))
+    let report = boundary::bits::detach(py, || bench_cmd::run(&options))
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
     let mut out = Vec::new();
     if json { report.write_json(&mut out) } else { report.write_table(&mut out) }
@@ -103,7 +100,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(features_report, m)?)?;
     m.add_function(wrap_pyfunction!(bench_report, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
-    m.add_function(wrap_pyfunction!(bits::detached_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(boundary::bits::detached_calls, m)?)?;
 
     m.add_class::<flavor::PyBitmap>()?;
 

@@ -17,9 +17,9 @@ use bitmap_core::Bitmap;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySet};
 
-use crate::args;
-use crate::bits::{bit_string, detach_if_large, gather_items, highest_set_bit, indices, indices_list};
-use crate::errors::OrPyErr;
+use crate::boundary::args;
+use crate::boundary::bits::{bit_string, detach_if_large, gather_items, highest_set_bit, indices, indices_list};
+use crate::boundary::errors::OrPyErr;
 use crate::flavor::{AnyBitmap, LmBitmap, LmBits, row_of};
 use crate::positions::Positions;
 

@@ -35,11 +35,11 @@ use pyo3::exceptions::{PyIndexError, PyMemoryError, PyOverflowError, PyTypeError
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PySet, PySlice, PyTuple};
 
-use crate::args;
-use crate::bits::{detach_if_large, type_name};
-use crate::errors::OrPyErr;
+use crate::boundary::args;
+use crate::boundary::bits::{detach_if_large, type_name};
+use crate::boundary::errors::OrPyErr;
+use crate::boundary::memory;
 use crate::flavor::{AnyBitmap, GridStore, LmBitmap, LmBits, as_refs};
-use crate::memory;
 use crate::moves::{flat_from_grid, grid_from_flat};
 
 /// LMCache's `Bitmap2D` (see the module docs).

@@ -28,7 +28,7 @@ use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::bits::{detach_if_large, type_name};
+use crate::boundary::bits::{detach_if_large, type_name};
 use crate::lmcache_grid::{LmGrid, gather_flat};
 
 /// LMCache's `MapState` (see the module docs).

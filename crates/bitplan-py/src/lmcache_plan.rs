@@ -16,8 +16,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
-use crate::bits::detach_if_large;
-use crate::errors::OrPyErr;
+use crate::boundary::bits::detach_if_large;
+use crate::boundary::errors::OrPyErr;
 use crate::grid::grid_from;
 use crate::lmcache_grid::LmGrid;
 use crate::lmcache_map::LmMapState;

@@ -8,9 +8,9 @@ use bitmap_core::Bitmap;
 use prefetch_policy::{FlatOrder, Grid};
 use pyo3::prelude::*;
 
-use crate::args;
-use crate::bits::detach_if_large;
-use crate::errors::OrPyErr;
+use crate::boundary::args;
+use crate::boundary::bits::detach_if_large;
+use crate::boundary::errors::OrPyErr;
 use crate::flavor::AnyBitmap;
 
 /// A flat order from its Python name (`"chunk"` or `"row"`).

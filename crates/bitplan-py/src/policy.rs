@@ -16,9 +16,9 @@ use pyo3::exceptions::{PyKeyError, PyNotImplementedError, PyTypeError, PyValueEr
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::args;
-use crate::bits::detach_if_large;
-use crate::errors::OrPyErr;
+use crate::boundary::args;
+use crate::boundary::bits::detach_if_large;
+use crate::boundary::errors::OrPyErr;
 use crate::flavor::{AnyBitmap, Flavor};
 
 /// `bitplan.AdapterDescriptor`: an adapter's index, name and load weight.
@@ -104,7 +104,7 @@ fn lookup_entries<'py>(lookup: &Bound<'py, PyAny>) -> PyResult<Vec<(usize, AnyBi
         let items = lookup.call_method0(pyo3::intern!(lookup.py(), "items")).map_err(|_| {
             PyTypeError::new_err(format!(
                 "expected a mapping of adapter index to Bitmap, got {}",
-                crate::bits::type_name(lookup)
+                crate::boundary::bits::type_name(lookup)
             ))
         })?;
         for item in items.try_iter()? {
@@ -359,7 +359,7 @@ impl PyLoadPlan {
     }
 
     fn merged(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        crate::memory::ensure_bits(self.plan.num_keys())?;
+        crate::boundary::memory::ensure_bits(self.plan.num_keys())?;
         self.flavor.wrap(py, self.plan.merged())
     }
 

@@ -13,7 +13,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyRange, PyTuple};
 
-use crate::args;
+use crate::boundary::args;
 
 /// Positions checked against a size, ready to set.
 pub(crate) enum Positions {

@@ -224,7 +224,7 @@ pub(crate) fn replay<'py>(
     config.evict_interval_ms = evict_interval_ms;
     let cells = windows.map(|windows| CellModel { windows, ranks });
     let source = trace_source(trace, block_tokens, timestamps)?;
-    let report = crate::bits::detach(py, move || -> Result<String, String> {
+    let report = crate::boundary::bits::detach(py, move || -> Result<String, String> {
         let trace = match source {
             TraceSource::Requests(trace) => trace,
             TraceSource::Path(path) => {

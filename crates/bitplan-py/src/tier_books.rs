@@ -35,7 +35,7 @@ use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use tier_state::{Answer, Batch, Flags, Outcome, Tier, TierKey};
 
-use crate::errors::OrPyErr;
+use crate::boundary::errors::OrPyErr;
 use crate::py_keys::KeyTable;
 use crate::tier_chunk::capacity_arg;
 use crate::tier_common::{PyManualClock, Tags, build_tier, l1_errors};
@@ -420,7 +420,7 @@ impl PyL1Bookkeeper {
             }
             if let Some(error) = failed_call {
                 // The guard goes before the key objects let go (drop order).
-                return Err(crate::errors::IntoPyErr::into_py_err(error));
+                return Err(crate::boundary::errors::IntoPyErr::into_py_err(error));
             }
         }
         drop(garbage);

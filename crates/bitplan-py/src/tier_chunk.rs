@@ -19,8 +19,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyList};
 use tier_state::{Answer, Flags, GridBatch, Keys, Outcome, Tier, TierError};
 
-use crate::bits::{detach, detach_if_large, type_name};
-use crate::errors::{IntoPyErr, OrPyErr};
+use crate::boundary::bits::{detach, detach_if_large, type_name};
+use crate::boundary::errors::{IntoPyErr, OrPyErr};
 use crate::lmcache_grid::LmGrid;
 use crate::tier_common::{PyManualClock, Tags, build_tier, l1_errors};
 use crate::tier_keys::PyRequestKeys;

@@ -11,7 +11,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyInt, PyString, PyTuple};
 use tier_state::{Clock, ManualClock, Outcome, SystemClock, Tier, TierConfig, TierError, create_policy};
 
-use crate::errors::IntoPyErr;
+use crate::boundary::errors::IntoPyErr;
 
 impl IntoPyErr for TierError {
     fn into_py_err(self) -> PyErr {
@@ -91,7 +91,7 @@ impl Tags {
                 _ => Err(PyValueError::new_err(format!("an int tag is in 0..{FIRST_NAMED_TAG}, got {tag}"))),
             };
         }
-        Err(PyTypeError::new_err(format!("a tag is a str or an int, not {}", crate::bits::type_name(tag))))
+        Err(PyTypeError::new_err(format!("a tag is a str or an int, not {}", crate::boundary::bits::type_name(tag))))
     }
 
     /// The tag as the caller gave it: its string, or its int.

@@ -12,8 +12,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use tier_state::GridKeys;
 
-use crate::bits::type_name;
-use crate::memory;
+use crate::boundary::bits::type_name;
+use crate::boundary::memory;
 
 /// A request's keys (see the module docs). Immutable; cheap to share
 /// between tiers and threads.
@@ -66,7 +66,10 @@ fn read_hashes(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
         for item in obj.try_iter()? {
             let item = item?;
             out.push(item.extract::<u64>().map_err(|_| {
-                PyValueError::new_err(format!("hashes: {} is not an int in 0..2**64", crate::args::repr(&item)))
+                PyValueError::new_err(format!(
+                    "hashes: {} is not an int in 0..2**64",
+                    crate::boundary::args::repr(&item)
+                ))
             })?);
         }
         return Ok(out);
@@ -105,7 +108,7 @@ fn read_rows(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
     for item in obj.try_iter()? {
         let item = item?;
         out.push(item.extract::<u32>().map_err(|_| {
-            PyValueError::new_err(format!("rows: {} is not an int in 0..2**32", crate::args::repr(&item)))
+            PyValueError::new_err(format!("rows: {} is not an int in 0..2**32", crate::boundary::args::repr(&item)))
         })?);
     }
     Ok(out)

@@ -10,7 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use crate::memory;
+use crate::boundary::memory;
 
 /// LMCache's `highest_set_bit`: the largest set index, `-1` if none.
 pub(crate) fn highest_set_bit(bits: &Bitmap) -> i64 {
