@@ -18,10 +18,10 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use tier_state::{Eligible, KeyMeta};
 
+use crate::bitmaps::flavor::AnyBitmap;
 use crate::boundary::bits::{self, type_name};
 use crate::evict_native::Native;
 use crate::evict_policy::DETACH_SLOTS;
-use crate::flavor::AnyBitmap;
 
 #[derive(Debug)]
 struct SlotState {

@@ -14,14 +14,14 @@ use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
+use crate::bitmaps::flavor::{AnyBitmap, Flavor, PyBitmap, as_refs};
+use crate::bitmaps::moves::{flat_from_grid, grid_from_flat};
 use crate::boundary::args;
 use crate::boundary::bits::{detach_if_large, type_name};
 use crate::boundary::errors::OrPyErr;
 use crate::boundary::memory;
-use crate::flavor::{AnyBitmap, Flavor, PyBitmap, as_refs};
 use crate::hybrid::Counts;
 use crate::lmcache_grid::LmGrid;
-use crate::moves::{flat_from_grid, grid_from_flat};
 
 /// `bitplan.Grid`.
 #[pyclass(name = "Grid", module = "bitplan")]

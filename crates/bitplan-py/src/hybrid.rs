@@ -16,11 +16,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
+use crate::bitmaps::flavor::{AnyBitmap, Flavor, as_refs, flavor_of};
 use crate::boundary::args;
 use crate::boundary::bits::detach_if_large;
 use crate::boundary::errors::OrPyErr;
 use crate::boundary::memory;
-use crate::flavor::{AnyBitmap, Flavor, as_refs, flavor_of};
 use crate::lmcache_grid::LmGrid;
 
 thread_local! {
@@ -224,7 +224,7 @@ macro_rules! hybrid_functions {
             use pyo3::types::{PyList, PyTuple};
 
             use super::{Counts, Ranked};
-            use crate::flavor::Flavor;
+            use crate::bitmaps::flavor::Flavor;
 
             const MODULE: Flavor = $module;
 

@@ -11,21 +11,17 @@
 //! The only `unsafe` code is the buffer protocol of `Bitmap` (PyO3's
 //! `__getbuffer__`/`__releasebuffer__` are `unsafe fn`s by contract).
 
-mod bitmap;
+mod bitmaps;
 mod boundary;
 mod evict_native;
 mod evict_policy;
 mod evict_slots;
-mod flavor;
 mod grid;
 mod hybrid;
-mod lmcache;
 mod lmcache_grid;
 mod lmcache_map;
 mod lmcache_plan;
-mod moves;
 mod policy;
-mod positions;
 mod py_key_fields;
 mod py_keys;
 mod replay;
@@ -102,7 +98,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(boundary::bits::detached_calls, m)?)?;
 
-    m.add_class::<flavor::PyBitmap>()?;
+    m.add_class::<bitmaps::flavor::PyBitmap>()?;
 
     m.add_class::<policy::PyAdapterDescriptor>()?;
     m.add_class::<policy::PyLoadPlan>()?;
@@ -127,7 +123,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     // LMCache's classes and signatures, behind `bitplan.lmcache`.
     let lm = PyModule::new(m.py(), "lmcache")?;
-    lm.add_class::<flavor::LmBitmap>()?;
+    lm.add_class::<bitmaps::flavor::LmBitmap>()?;
     lm.add_class::<lmcache_grid::LmGrid>()?;
     lm.add_class::<lmcache_map::LmMapState>()?;
     hybrid::lmcache::register(&lm)?;

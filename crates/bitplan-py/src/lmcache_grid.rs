@@ -35,12 +35,12 @@ use pyo3::exceptions::{PyIndexError, PyMemoryError, PyOverflowError, PyTypeError
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PySet, PySlice, PyTuple};
 
+use crate::bitmaps::flavor::{AnyBitmap, GridStore, LmBitmap, LmBits, as_refs};
+use crate::bitmaps::moves::{flat_from_grid, grid_from_flat};
 use crate::boundary::args;
 use crate::boundary::bits::{detach_if_large, type_name};
 use crate::boundary::errors::OrPyErr;
 use crate::boundary::memory;
-use crate::flavor::{AnyBitmap, GridStore, LmBitmap, LmBits, as_refs};
-use crate::moves::{flat_from_grid, grid_from_flat};
 
 /// LMCache's `Bitmap2D` (see the module docs).
 #[pyclass(name = "Bitmap2D", module = "bitplan.lmcache.prefetch_policy")]

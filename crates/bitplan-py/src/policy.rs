@@ -16,10 +16,10 @@ use pyo3::exceptions::{PyKeyError, PyNotImplementedError, PyTypeError, PyValueEr
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
+use crate::bitmaps::flavor::{AnyBitmap, Flavor};
 use crate::boundary::args;
 use crate::boundary::bits::detach_if_large;
 use crate::boundary::errors::OrPyErr;
-use crate::flavor::{AnyBitmap, Flavor};
 
 /// `bitplan.AdapterDescriptor`: an adapter's index, name and load weight.
 #[pyclass(frozen, name = "AdapterDescriptor", module = "bitplan")]

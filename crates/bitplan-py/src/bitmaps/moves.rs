@@ -8,10 +8,10 @@ use bitmap_core::Bitmap;
 use prefetch_policy::{FlatOrder, Grid};
 use pyo3::prelude::*;
 
+use crate::bitmaps::flavor::AnyBitmap;
 use crate::boundary::args;
 use crate::boundary::bits::detach_if_large;
 use crate::boundary::errors::OrPyErr;
-use crate::flavor::AnyBitmap;
 
 /// A flat order from its Python name (`"chunk"` or `"row"`).
 pub(crate) fn flat_order(name: &str) -> PyResult<FlatOrder> {

@@ -14,13 +14,13 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
+use crate::bitmaps::flavor::{AnyBitmap, PyBitmap};
 use crate::boundary::args;
 use crate::boundary::bits::{
     bit_string, check_same_len, detach_if_large, gather_items, highest_set_bit, indices_list, short_repr, type_name,
 };
 use crate::boundary::errors::OrPyErr;
 use crate::boundary::memory;
-use crate::flavor::{AnyBitmap, PyBitmap};
 
 /// bitmap-core's checked in-place binary operations.
 type TryOp = fn(&mut Bitmap, &Bitmap) -> Result<(), BitmapError>;

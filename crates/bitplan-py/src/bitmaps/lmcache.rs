@@ -17,11 +17,11 @@ use bitmap_core::Bitmap;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySet};
 
+use crate::bitmaps::flavor::{AnyBitmap, LmBitmap, LmBits, row_of};
+use crate::bitmaps::positions::Positions;
 use crate::boundary::args;
 use crate::boundary::bits::{bit_string, detach_if_large, gather_items, highest_set_bit, indices, indices_list};
 use crate::boundary::errors::OrPyErr;
-use crate::flavor::{AnyBitmap, LmBitmap, LmBits, row_of};
-use crate::positions::Positions;
 
 /// `a OP b` over the first `min(len(a), len(b))` bits of each, as
 /// LMCache's byte loop computes it, but with every bit past that size
