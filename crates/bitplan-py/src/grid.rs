@@ -21,7 +21,7 @@ use crate::boundary::bits::{detach_if_large, type_name};
 use crate::boundary::errors::OrPyErr;
 use crate::boundary::memory;
 use crate::hybrid::Counts;
-use crate::lmcache_grid::LmGrid;
+use crate::lmcache::grid::LmGrid;
 
 /// `bitplan.Grid`.
 #[pyclass(name = "Grid", module = "bitplan")]

@@ -21,7 +21,7 @@ use crate::boundary::args;
 use crate::boundary::bits::detach_if_large;
 use crate::boundary::errors::OrPyErr;
 use crate::boundary::memory;
-use crate::lmcache_grid::LmGrid;
+use crate::lmcache::grid::LmGrid;
 
 thread_local! {
     /// The fold's temporaries, kept per thread so that a call allocates only

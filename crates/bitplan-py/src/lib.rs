@@ -18,8 +18,7 @@ mod evict_policy;
 mod evict_slots;
 mod grid;
 mod hybrid;
-mod lmcache_grid;
-mod lmcache_map;
+mod lmcache;
 mod lmcache_plan;
 mod policy;
 mod py_key_fields;
@@ -124,8 +123,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // LMCache's classes and signatures, behind `bitplan.lmcache`.
     let lm = PyModule::new(m.py(), "lmcache")?;
     lm.add_class::<bitmaps::flavor::LmBitmap>()?;
-    lm.add_class::<lmcache_grid::LmGrid>()?;
-    lm.add_class::<lmcache_map::LmMapState>()?;
+    lm.add_class::<lmcache::grid::LmGrid>()?;
+    lm.add_class::<lmcache::map::LmMapState>()?;
     hybrid::lmcache::register(&lm)?;
     lm.add_function(wrap_pyfunction!(hybrid::lmcache_merge_bitmaps, &lm)?)?;
     lm.add_function(wrap_pyfunction!(policy::select_first_wins, &lm)?)?;

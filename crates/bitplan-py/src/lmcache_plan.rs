@@ -19,8 +19,8 @@ use pyo3::types::{PyList, PyTuple};
 use crate::boundary::bits::detach_if_large;
 use crate::boundary::errors::OrPyErr;
 use crate::grid::grid_from;
-use crate::lmcache_grid::LmGrid;
-use crate::lmcache_map::LmMapState;
+use crate::lmcache::grid::LmGrid;
+use crate::lmcache::map::LmMapState;
 
 thread_local! {
     /// The plan and the tiers' maps, reused request after request: the

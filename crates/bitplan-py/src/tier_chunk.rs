@@ -21,7 +21,7 @@ use tier_state::{Answer, Flags, GridBatch, Keys, Outcome, Tier, TierError};
 
 use crate::boundary::bits::{detach, detach_if_large, type_name};
 use crate::boundary::errors::{IntoPyErr, OrPyErr};
-use crate::lmcache_grid::LmGrid;
+use crate::lmcache::grid::LmGrid;
 use crate::tier_common::{PyManualClock, Tags, build_tier, l1_errors};
 use crate::tier_keys::PyRequestKeys;
 

@@ -3,9 +3,9 @@
 //! store of an LMCache `Bitmap2D` whose rows LMCache bitmaps can view.
 //!
 //! The classes are declared here, below the modules that give them their
-//! methods (`bitmap.rs`, `lmcache.rs`, `lmcache_grid.rs`), so that every
-//! one of those can take operands of every class without importing the
-//! others.
+//! methods (`bitmap.rs`, `lmcache.rs`, `src/lmcache/grid.rs`), so that
+//! every one of those can take operands of every class without importing
+//! the others.
 //!
 //! Functions that take bitmaps (policies, fold, the grid plan) accept
 //! either and answer in the class they were given, so an LMCache caller

@@ -29,7 +29,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::boundary::bits::{detach_if_large, type_name};
-use crate::lmcache_grid::{LmGrid, gather_flat};
+use crate::lmcache::grid::{LmGrid, gather_flat};
 
 /// LMCache's `MapState` (see the module docs).
 #[pyclass(name = "MapState", module = "bitplan.lmcache.prefetch_policy")]
