@@ -16,11 +16,8 @@ mod boundary;
 mod evict_native;
 mod evict_policy;
 mod evict_slots;
-mod grid;
-mod hybrid;
 mod lmcache;
-mod lmcache_plan;
-mod policy;
+mod plans;
 mod py_key_fields;
 mod py_keys;
 mod replay;
@@ -99,25 +96,25 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     m.add_class::<bitmaps::flavor::PyBitmap>()?;
 
-    m.add_class::<policy::PyAdapterDescriptor>()?;
-    m.add_class::<policy::PyLoadPlan>()?;
-    m.add_class::<policy::PyPrefetchPolicy>()?;
-    m.add_class::<policy::PyDefaultPolicy>()?;
-    m.add_class::<policy::PyRetainPolicy>()?;
-    m.add_class::<policy::PyBalancedPolicy>()?;
+    m.add_class::<plans::policy::PyAdapterDescriptor>()?;
+    m.add_class::<plans::policy::PyLoadPlan>()?;
+    m.add_class::<plans::policy::PyPrefetchPolicy>()?;
+    m.add_class::<plans::policy::PyDefaultPolicy>()?;
+    m.add_class::<plans::policy::PyRetainPolicy>()?;
+    m.add_class::<plans::policy::PyBalancedPolicy>()?;
 
-    hybrid::pythonic::register(m)?;
-    m.add_function(wrap_pyfunction!(hybrid::unfold_range, m)?)?;
-    m.add_function(wrap_pyfunction!(hybrid::highest_set_bit, m)?)?;
-    m.add_function(wrap_pyfunction!(hybrid::merge_bitmaps, m)?)?;
-    m.add_function(wrap_pyfunction!(hybrid::retained_prefix, m)?)?;
+    plans::hybrid::pythonic::register(m)?;
+    m.add_function(wrap_pyfunction!(plans::hybrid::unfold_range, m)?)?;
+    m.add_function(wrap_pyfunction!(plans::hybrid::highest_set_bit, m)?)?;
+    m.add_function(wrap_pyfunction!(plans::hybrid::merge_bitmaps, m)?)?;
+    m.add_function(wrap_pyfunction!(plans::hybrid::retained_prefix, m)?)?;
 
-    m.add_class::<grid::PyGrid>()?;
-    m.add_class::<grid::PyGridPlan>()?;
-    m.add_class::<grid::PyGridPolicy>()?;
-    m.add_class::<grid::PyDefaultGridPolicy>()?;
-    m.add_class::<grid::PyRetainGridPolicy>()?;
-    m.add_function(wrap_pyfunction!(grid::plan_load, m)?)?;
+    m.add_class::<plans::grid::PyGrid>()?;
+    m.add_class::<plans::grid::PyGridPlan>()?;
+    m.add_class::<plans::grid::PyGridPolicy>()?;
+    m.add_class::<plans::grid::PyDefaultGridPolicy>()?;
+    m.add_class::<plans::grid::PyRetainGridPolicy>()?;
+    m.add_function(wrap_pyfunction!(plans::grid::plan_load, m)?)?;
     m.add_function(wrap_pyfunction!(replay::replay, m)?)?;
 
     // LMCache's classes and signatures, behind `bitplan.lmcache`.
@@ -125,10 +122,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     lm.add_class::<bitmaps::flavor::LmBitmap>()?;
     lm.add_class::<lmcache::grid::LmGrid>()?;
     lm.add_class::<lmcache::map::LmMapState>()?;
-    hybrid::lmcache::register(&lm)?;
-    lm.add_function(wrap_pyfunction!(hybrid::lmcache_merge_bitmaps, &lm)?)?;
-    lm.add_function(wrap_pyfunction!(policy::select_first_wins, &lm)?)?;
-    lm.add_function(wrap_pyfunction!(lmcache_plan::plan_load_state, &lm)?)?;
+    plans::hybrid::lmcache::register(&lm)?;
+    lm.add_function(wrap_pyfunction!(plans::hybrid::lmcache_merge_bitmaps, &lm)?)?;
+    lm.add_function(wrap_pyfunction!(plans::policy::select_first_wins, &lm)?)?;
+    lm.add_function(wrap_pyfunction!(plans::lmcache::plan_load_state, &lm)?)?;
     // A tier's bookkeeping (issue #28), behind `bitplan.lmcache.tiers`.
     lm.add_function(wrap_pyfunction!(tier_common::register_l1_errors, &lm)?)?;
     lm.add_class::<tier_common::PyManualClock>()?;

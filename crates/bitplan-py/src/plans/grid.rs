@@ -20,8 +20,8 @@ use crate::boundary::args;
 use crate::boundary::bits::{detach_if_large, type_name};
 use crate::boundary::errors::OrPyErr;
 use crate::boundary::memory;
-use crate::hybrid::Counts;
 use crate::lmcache::grid::LmGrid;
+use crate::plans::hybrid::Counts;
 
 /// `bitplan.Grid`.
 #[pyclass(name = "Grid", module = "bitplan")]

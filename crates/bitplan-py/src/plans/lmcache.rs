@@ -18,9 +18,9 @@ use pyo3::types::{PyList, PyTuple};
 
 use crate::boundary::bits::detach_if_large;
 use crate::boundary::errors::OrPyErr;
-use crate::grid::grid_from;
 use crate::lmcache::grid::LmGrid;
 use crate::lmcache::map::LmMapState;
+use crate::plans::grid::grid_from;
 
 thread_local! {
     /// The plan and the tiers' maps, reused request after request: the
