@@ -27,7 +27,7 @@ use tier_state::{Eligible, KeyMeta};
 
 use crate::boundary::bits;
 use crate::evict_native::Native;
-use crate::py_keys::KeyTable;
+use crate::key_table::table::KeyTable;
 
 /// Batches of at least this many slots run the native policy with the GIL
 /// released: at about 10 ns a slot that is 40 µs, against a tenth of a

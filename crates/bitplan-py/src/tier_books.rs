@@ -36,7 +36,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use tier_state::{Answer, Batch, Flags, Outcome, Tier, TierKey};
 
 use crate::boundary::errors::OrPyErr;
-use crate::py_keys::KeyTable;
+use crate::key_table::table::KeyTable;
 use crate::tier_chunk::capacity_arg;
 use crate::tier_common::{PyManualClock, Tags, build_tier, l1_errors};
 

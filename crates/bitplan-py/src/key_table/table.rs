@@ -10,7 +10,7 @@
 //! hash of the key (LMCache's `OrderedDict` policies hash a key two or
 //! three times per event) and one comparison with the held key of that
 //! hash, as a `dict` does: by the key's fields, natively, for a frozen
-//! dataclass such as LMCache's `ObjectKey` (see [`crate::py_key_fields`]),
+//! dataclass such as LMCache's `ObjectKey` (see [`super::fields`]),
 //! else by its `__hash__` and `__eq__`. The hash is kept per slot, so that
 //! letting a key go costs no Python call at all (a `dict` would hash it
 //! again to delete it).
@@ -30,7 +30,7 @@ use pyo3::types::{PyBytes, PyFrozenSet, PyInt, PyString, PyTuple};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 use tier_state::{KeyMeta, kv_topology};
 
-use crate::py_key_fields::{FieldClasses, KeyFields};
+use crate::key_table::fields::{FieldClasses, KeyFields};
 
 /// The most slots: `u32::MAX` is never one.
 const NONE: u32 = u32::MAX;
