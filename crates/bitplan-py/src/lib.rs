@@ -20,10 +20,7 @@ mod key_table;
 mod lmcache;
 mod plans;
 mod replay;
-mod tier_books;
-mod tier_chunk;
-mod tier_common;
-mod tier_keys;
+mod tiers;
 
 use pyo3::prelude::*;
 
@@ -126,11 +123,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     lm.add_function(wrap_pyfunction!(plans::policy::select_first_wins, &lm)?)?;
     lm.add_function(wrap_pyfunction!(plans::lmcache::plan_load_state, &lm)?)?;
     // A tier's bookkeeping (issue #28), behind `bitplan.lmcache.tiers`.
-    lm.add_function(wrap_pyfunction!(tier_common::register_l1_errors, &lm)?)?;
-    lm.add_class::<tier_common::PyManualClock>()?;
-    lm.add_class::<tier_keys::PyRequestKeys>()?;
-    lm.add_class::<tier_chunk::PyChunkTier>()?;
-    lm.add_class::<tier_books::PyL1Bookkeeper>()?;
+    lm.add_function(wrap_pyfunction!(tiers::common::register_l1_errors, &lm)?)?;
+    lm.add_class::<tiers::common::PyManualClock>()?;
+    lm.add_class::<tiers::request_keys::PyRequestKeys>()?;
+    lm.add_class::<tiers::chunk::PyChunkTier>()?;
+    lm.add_class::<tiers::books::PyL1Bookkeeper>()?;
     // LMCache's eviction policies (issue #29), behind
     // `bitplan.lmcache.eviction_policy`.
     lm.add_function(wrap_pyfunction!(evict_policy::register_eviction_action, &lm)?)?;

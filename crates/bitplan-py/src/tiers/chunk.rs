@@ -22,8 +22,8 @@ use tier_state::{Answer, Flags, GridBatch, Keys, Outcome, Tier, TierError};
 use crate::boundary::bits::{detach, detach_if_large, type_name};
 use crate::boundary::errors::{IntoPyErr, OrPyErr};
 use crate::lmcache::grid::LmGrid;
-use crate::tier_common::{PyManualClock, Tags, build_tier, l1_errors};
-use crate::tier_keys::PyRequestKeys;
+use crate::tiers::common::{PyManualClock, Tags, build_tier, l1_errors};
+use crate::tiers::request_keys::PyRequestKeys;
 
 /// A key costs about what 64 words of a bitmap kernel do (a probe of the
 /// key table, ~20 ns): with `detach_if_large`'s threshold, batches of 64

@@ -37,8 +37,8 @@ use tier_state::{Answer, Batch, Flags, Outcome, Tier, TierKey};
 
 use crate::boundary::errors::OrPyErr;
 use crate::key_table::table::KeyTable;
-use crate::tier_chunk::capacity_arg;
-use crate::tier_common::{PyManualClock, Tags, build_tier, l1_errors};
+use crate::tiers::chunk::capacity_arg;
+use crate::tiers::common::{PyManualClock, Tags, build_tier, l1_errors};
 
 /// The key of a Python key the books have never seen: no id reaches it.
 const UNKNOWN: TierKey = TierKey::new(u64::MAX, 0);
