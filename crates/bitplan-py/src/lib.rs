@@ -13,9 +13,7 @@
 
 mod bitmaps;
 mod boundary;
-mod evict_native;
-mod evict_policy;
-mod evict_slots;
+mod eviction;
 mod key_table;
 mod lmcache;
 mod plans;
@@ -130,9 +128,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     lm.add_class::<tiers::books::PyL1Bookkeeper>()?;
     // LMCache's eviction policies (issue #29), behind
     // `bitplan.lmcache.eviction_policy`.
-    lm.add_function(wrap_pyfunction!(evict_policy::register_eviction_action, &lm)?)?;
-    lm.add_class::<evict_policy::PyEvictionCore>()?;
-    lm.add_class::<evict_slots::PySlotEvictionPolicy>()?;
+    lm.add_function(wrap_pyfunction!(eviction::policy::register_eviction_action, &lm)?)?;
+    lm.add_class::<eviction::policy::PyEvictionCore>()?;
+    lm.add_class::<eviction::slots::PySlotEvictionPolicy>()?;
     m.add_submodule(&lm)?;
     Ok(())
 }

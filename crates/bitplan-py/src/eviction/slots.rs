@@ -20,8 +20,8 @@ use tier_state::{Eligible, KeyMeta};
 
 use crate::bitmaps::flavor::AnyBitmap;
 use crate::boundary::bits::{self, type_name};
-use crate::evict_native::Native;
-use crate::evict_policy::DETACH_SLOTS;
+use crate::eviction::native::Native;
+use crate::eviction::policy::DETACH_SLOTS;
 
 #[derive(Debug)]
 struct SlotState {

@@ -26,7 +26,7 @@ use pyo3::types::{PyDict, PyList};
 use tier_state::{Eligible, KeyMeta};
 
 use crate::boundary::bits;
-use crate::evict_native::Native;
+use crate::eviction::native::Native;
 use crate::key_table::table::KeyTable;
 
 /// Batches of at least this many slots run the native policy with the GIL
