@@ -14,6 +14,7 @@
 mod bitmaps;
 mod boundary;
 mod eviction;
+mod integration;
 mod key_table;
 mod lmcache;
 mod plans;
