@@ -120,6 +120,8 @@ ci_step_start() {
 
 ci_step_exit() {
     local rc=$?
+    # A second signal (.ci/run passes a TERM on) must not cut the cleanup short.
+    trap '' INT TERM
     stop_background_jobs
     if [[ -z ${BITPLAN_CI_RUN:-} ]]; then
         local took
