@@ -49,7 +49,6 @@ export CARGO_PROFILE_DEV_DEBUG=line-tables-only
 
 # The aarch64 cross linker's sysroot: the tooling step installs its libc
 # (libc6-dev-arm64-cross), the aarch64 step links and runs against it.
-# shellcheck disable=SC2034  # used by the steps that source this file
 AARCH64_SYSROOT=/usr/aarch64-linux-gnu
 
 # Colour only on a terminal: CI logs are read as plain text.
@@ -135,8 +134,16 @@ ci_step_exit() {
     exit "$rc"
 }
 
+# `need_step STEP WHAT`: fails the running step, which needs WHAT from the
+# step STEP, with a message that says how to get it.
+need_step() {
+    echo "error: the ${ci_step_id:-?} step needs $2, which the $1 step provides:" \
+        "run \`bash .ci/steps/$1.sh\` first (or \`CI_STEPS=\"$1 ${ci_step_id:-}\" bash .ci/run\`)" >&2
+    exit 1
+}
+
 # ---------------------------------------------------------------------------
-# Installing (the tooling step)
+# What the tooling step installs, and the checks of the steps that need it
 # ---------------------------------------------------------------------------
 
 as_root() {
@@ -162,6 +169,47 @@ apt_quiet() {
         return 1
     fi
     rm -f "$log"
+}
+
+# The Debian packages missing for the aarch64 step, one word each (none: an
+# empty line). System packages: a C toolchain to link, the aarch64 cross
+# linker and libc, and qemu to run aarch64 test binaries.
+missing_system_packages() {
+    local missing=()
+    command -v cc >/dev/null || missing+=(gcc libc6-dev)
+    command -v qemu-aarch64 >/dev/null || missing+=(qemu-user)
+    command -v aarch64-linux-gnu-gcc >/dev/null || missing+=(gcc-aarch64-linux-gnu)
+    # The link needs the C runtime's start files and libc's link-time files
+    # (libc6-dev-arm64-cross); libc.so.6 alone (libc6-arm64-cross, which
+    # other packages pull in) runs binaries but cannot link them.
+    local crt
+    for crt in Scrt1.o crti.o crtn.o libc.so libc.so.6; do
+        if [[ ! -e $AARCH64_SYSROOT/lib/$crt ]]; then
+            missing+=(libc6-dev-arm64-cross)
+            break
+        fi
+    done
+    echo "${missing[*]}"
+}
+
+# Python (>= 3.9, with venv and pip) for the Python package's wheel and
+# tests; scripts/test-python makes the venv and installs the PyPI packages.
+python_ready() {
+    python3 -c 'import sys, venv, ensurepip; assert sys.version_info >= (3, 9)' 2>/dev/null
+}
+
+# Whether a nightly toolchain is installed. (Listing, not `rustup run
+# nightly`, which may itself install nightly with the default profile.)
+nightly_installed() {
+    grep -q '^nightly-' <<<"$(rustup toolchain list)"
+}
+
+# Whether the nightly toolchain has the components Miri needs: miri and
+# rust-src.
+nightly_has_miri() {
+    local installed
+    installed=$(rustup component list --toolchain nightly --installed)
+    grep -q '^miri' <<<"$installed" && grep -q '^rust-src' <<<"$installed"
 }
 
 # ---------------------------------------------------------------------------

@@ -31,6 +31,11 @@ if [[ $(uname -m) == aarch64 ]]; then
     echo "host is aarch64: NEON already ran natively in the kernel matrix; no cross run needed"
     exit 0
 fi
+absent=$(missing_system_packages)
+[[ -z $absent ]] || need_step tooling "qemu and the aarch64 cross linker and libc (missing: $absent)"
+if ! grep -qx "$AARCH64_TARGET" <<<"$(rustup target list --installed)"; then
+    need_step tooling "the pinned toolchain's $AARCH64_TARGET target"
+fi
 # `default` selects NEON (every aarch64 CPU has it), and each run's unit
 # tests call every available kernel directly; the forced `portable` run
 # adds the portable kernel behind dispatch. A forced `neon` run repeated

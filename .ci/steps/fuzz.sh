@@ -14,4 +14,5 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 ci_step_start fuzz
 
+cargo fuzz --version >/dev/null 2>&1 || need_step tooling "cargo-fuzz"
 run FUZZ_SECONDS="${FUZZ_SECONDS:-20}" scripts/ci-fuzz

@@ -13,7 +13,9 @@
 # with BITMAP_CORE_KERNEL unset, as in the tests step) is not run again:
 # that run was this one.
 #
-# Needs the tests step's build (`cargo test --workspace --all-features`).
+# Needs the tests step's build (`cargo test --workspace --all-features`):
+# if there is none, this step builds its executables first, and says so;
+# the auto-selected kernel's run stays the tests step's.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -49,8 +51,15 @@ for line in sys.stdin:
 ' "$metadata" "${KERNEL_PACKAGES[@]}"
 }
 
+prefetch_plan=${CARGO_TARGET_DIR:-target}/debug/prefetch-plan
+if [[ ! -x $prefetch_plan ]]; then
+    echo "kernels: no build from the tests step ($prefetch_plan is missing): building its test" \
+        "executables first (the auto-selected kernel's run is the tests step's: .ci/steps/tests.sh)"
+    run cargo test --workspace --all-features --no-run
+fi
+
 tested=()
-report=$(env -u BITMAP_CORE_KERNEL "${CARGO_TARGET_DIR:-target}/debug/prefetch-plan" features --json)
+report=$(env -u BITMAP_CORE_KERNEL "$prefetch_plan" features --json)
 echo "$report"
 active=$(grep -o '"active": *"[a-z0-9]*"' <<<"$report" | grep -o '"[a-z0-9]*"$' | tr -d '"')
 executables=$(kernel_test_executables)

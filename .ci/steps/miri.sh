@@ -134,6 +134,9 @@ run_miri_jobs() {
     fi
 }
 
+if ! nightly_installed || ! nightly_has_miri; then
+    need_step tooling "a nightly toolchain with miri and rust-src"
+fi
 run "${CARGO_BUILD_DEFAULTS[@]}" cargo +nightly miri setup
 jobs=()
 if [[ $(uname -m) == x86_64 ]]; then

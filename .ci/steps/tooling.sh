@@ -19,20 +19,9 @@ run cargo clippy --version
 run cargo fmt --version
 
 # System packages: a C toolchain to link, the aarch64 cross linker and
-# libc, and qemu to run aarch64 test binaries.
-missing=()
-command -v cc >/dev/null || missing+=(gcc libc6-dev)
-command -v qemu-aarch64 >/dev/null || missing+=(qemu-user)
-command -v aarch64-linux-gnu-gcc >/dev/null || missing+=(gcc-aarch64-linux-gnu)
-# The link needs the C runtime's start files and libc's link-time files
-# (libc6-dev-arm64-cross); libc.so.6 alone (libc6-arm64-cross, which
-# other packages pull in) runs binaries but cannot link them.
-for crt in Scrt1.o crti.o crtn.o libc.so libc.so.6; do
-    if [[ ! -e $AARCH64_SYSROOT/lib/$crt ]]; then
-        missing+=(libc6-dev-arm64-cross)
-        break
-    fi
-done
+# libc, and qemu to run aarch64 test binaries (lib.sh's
+# missing_system_packages says which are missing).
+read -ra missing <<<"$(missing_system_packages)"
 if ((${#missing[@]})); then
     apt_quiet update
     apt_quiet install -y --no-install-recommends "${missing[@]}"
@@ -44,20 +33,17 @@ run aarch64-linux-gnu-gcc --version
 
 # Python (>= 3.9, with venv and pip) for the Python package's tests;
 # scripts/test-python makes the venv and installs the PyPI packages.
-if ! python3 -c 'import sys, venv, ensurepip; assert sys.version_info >= (3, 9)' 2>/dev/null; then
+if ! python_ready; then
     apt_quiet update
     apt_quiet install -y --no-install-recommends python3 python3-venv python3-pip python3-dev
 fi
 run python3 --version
 
 # Miri needs a nightly toolchain with miri and rust-src.
-# (Listing, not `rustup run nightly`, which may itself install nightly
-# with the default profile.)
-if ! grep -q '^nightly-' <<<"$(rustup toolchain list)"; then
+if ! nightly_installed; then
     run rustup toolchain install nightly --profile minimal
 fi
-installed=$(rustup component list --toolchain nightly --installed)
-if ! grep -q '^miri' <<<"$installed" || ! grep -q '^rust-src' <<<"$installed"; then
+if ! nightly_has_miri; then
     run rustup component add miri rust-src --toolchain nightly
 fi
 run cargo +nightly miri --version

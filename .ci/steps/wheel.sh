@@ -9,12 +9,15 @@
 # sdist build take about 15 minutes more: docs/RELEASING.md runs them before
 # a release.
 #
-# Leaves the wheel in target/wheels-ci for the tests step.
+# Needs python3 >= 3.9 with venv (the tooling step installs it); the build
+# tools come from PyPI. Leaves the wheel in target/wheels-ci for the tests
+# step.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 ci_step_start wheel
 
+python_ready || need_step tooling "python3 >= 3.9 with venv and pip"
 version=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 # A wheel left by an earlier run (another version number) would be
 # checked too.
