@@ -105,18 +105,11 @@
 //!   mutex, as LMCache's manager holds one lock around each call.
 
 mod answer;
-mod arc;
-mod chunk_lru;
 mod clock;
 mod config;
 mod error;
-mod factory;
-mod families;
-mod isolated_lru;
+mod eviction;
 mod key;
-mod links;
-mod lru;
-mod meta;
 #[doc(hidden)]
 pub mod model;
 mod ops_delete;
@@ -124,13 +117,9 @@ mod ops_read;
 mod ops_words;
 mod ops_write;
 mod outcome;
-mod policy;
-#[doc(hidden)]
-pub mod policy_model;
 mod pos;
 mod request;
 mod resolve;
-mod s3fifo;
 mod shared;
 mod slots;
 mod table;
@@ -144,21 +133,21 @@ pub use bitmap_core;
 pub use prefetch_policy;
 
 pub use answer::{Answer, Batch, GridBatch, NO_SLOT};
-pub use arc::{Arc, ArcState};
-pub use chunk_lru::ChunkLru;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{DEFAULT_READ_TTL_MS, DEFAULT_WRITE_TTL_MS, TierConfig};
 pub use error::TierError;
-pub use factory::{POLICY_NAMES, UnknownPolicy, create_policy};
-pub use isolated_lru::IsolatedLru;
+pub use eviction::{
+    Arc, ArcState, ChunkLru, Eligible, EvictionPolicy, IsolatedLru, KeyMeta, Lru, NoEviction, POLICY_NAMES, S3Fifo,
+    UnknownPolicy, compute_kv_rank, create_policy, kv_topology, target_count,
+};
+// The policies' plain models: public for the tests and the fuzz checks,
+// hidden from the docs, as `model` is.
+#[doc(hidden)]
+pub use eviction::policy_model;
 pub use key::TierKey;
-pub use lru::Lru;
-pub use meta::{KeyMeta, compute_kv_rank, kv_topology};
 pub use ops_delete::ClearReport;
 pub use outcome::Outcome;
-pub use policy::{Eligible, EvictionPolicy, NoEviction, target_count};
 pub use request::{Flags, GridKeys, Keys, Pos};
-pub use s3fifo::S3Fifo;
 pub use shared::SharedTier;
 pub use tier::{MAX_CAPACITY, MAX_READ_LOCK_COUNT, Tier, clamp_read_locks};
 

@@ -7,9 +7,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::config::TierConfig;
+use crate::eviction::target_count;
 use crate::key::TierKey;
 use crate::outcome::Outcome;
-use crate::policy::target_count;
 use crate::tier::clamp_read_locks;
 
 /// LMCache's `TTLLock` (`csrc/storage_manager/ttl_lock.cpp`).

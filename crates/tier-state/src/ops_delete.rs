@@ -5,9 +5,9 @@ use bitmap_core::Bitmap;
 
 use crate::answer::Answer;
 use crate::error::TierError;
+use crate::eviction::Eligible;
 use crate::key::TierKey;
 use crate::outcome::Outcome;
-use crate::policy::Eligible;
 use crate::request::Keys;
 use crate::tier::Tier;
 

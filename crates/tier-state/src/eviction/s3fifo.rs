@@ -2,8 +2,8 @@
 //! at 604f3ae3) over slots: a small and a main FIFO threaded through shared
 //! link arrays, and the ghost set as a tag per slot.
 
-use crate::links::{Links, List, grow, grow_exact};
-use crate::policy::{Eligible, EvictionPolicy, target_count};
+use crate::eviction::links::{Links, List, grow, grow_exact};
+use crate::eviction::policy::{Eligible, EvictionPolicy, target_count};
 
 /// A slot on no list and not a ghost.
 const NONE: u8 = 0;
@@ -104,7 +104,7 @@ impl S3Fifo {
         taken: &mut usize,
     ) {
         let mut at = if from_main { self.main.head } else { self.small.head };
-        while at != crate::links::NIL && *taken < target {
+        while at != crate::eviction::links::NIL && *taken < target {
             let next = self.links.next(at);
             if eligible.test(at) {
                 let list = if from_main { &mut self.main } else { &mut self.small };

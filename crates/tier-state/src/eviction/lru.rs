@@ -1,7 +1,7 @@
 //! [`Lru`]: LMCache's LRU policy (`eviction_policy/lru.py`) over slots, as
 //! an intrusive doubly linked list in two arrays indexed by slot.
 
-use crate::policy::{Eligible, EvictionPolicy, target_count};
+use crate::eviction::policy::{Eligible, EvictionPolicy, target_count};
 
 /// `prev` of an untracked slot.
 const UNTRACKED: u32 = u32::MAX;

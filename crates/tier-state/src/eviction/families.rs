@@ -12,9 +12,9 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::links::{NIL, grow, grow_exact};
-use crate::meta::{KeyMeta, kv_topology};
-use crate::policy::Eligible;
+use crate::eviction::links::{NIL, grow, grow_exact};
+use crate::eviction::meta::{KeyMeta, kv_topology};
+use crate::eviction::policy::Eligible;
 
 const NO_FAMILY: u32 = KeyMeta::NO_FAMILY;
 
@@ -41,7 +41,7 @@ impl Namespace {
                 groups.dedup();
                 self.expected.clear();
                 for global_rank in 0..world_size {
-                    let rank = crate::meta::compute_kv_rank(
+                    let rank = crate::eviction::meta::compute_kv_rank(
                         world_size,
                         global_rank,
                         local_world_size,

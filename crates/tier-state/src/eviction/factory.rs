@@ -1,11 +1,11 @@
 //! [`create_policy`]: LMCache's `CreateEvictionPolicy`
 //! (`eviction_policy/factory.py`) by name.
 
-use crate::arc::Arc;
-use crate::chunk_lru::ChunkLru;
-use crate::isolated_lru::IsolatedLru;
-use crate::policy::{EvictionPolicy, NoEviction};
-use crate::s3fifo::S3Fifo;
+use crate::eviction::arc::Arc;
+use crate::eviction::chunk_lru::ChunkLru;
+use crate::eviction::isolated_lru::IsolatedLru;
+use crate::eviction::policy::{EvictionPolicy, NoEviction};
+use crate::eviction::s3fifo::S3Fifo;
 
 /// The names [`create_policy`] accepts, as LMCache's factory spells them.
 pub const POLICY_NAMES: &[&str] = &["LRU", "IsolatedLRU", "S3FIFO", "ARC", "noop"];

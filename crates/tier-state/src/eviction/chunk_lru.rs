@@ -2,10 +2,10 @@
 //! (`eviction_policy/lru.py` with `_selection.py` at d18cdadc): an [`Lru`]
 //! for the order, and families from [`KeyMeta`].
 
-use crate::families::Families;
-use crate::lru::Lru;
-use crate::meta::KeyMeta;
-use crate::policy::{Eligible, EvictionPolicy, target_count};
+use crate::eviction::families::Families;
+use crate::eviction::lru::Lru;
+use crate::eviction::meta::KeyMeta;
+use crate::eviction::policy::{Eligible, EvictionPolicy, target_count};
 
 /// LMCache's LRU as its factory builds it: the order of [`Lru`] (the batch
 /// walked in reverse, touches refresh tracked slots only), and victims that

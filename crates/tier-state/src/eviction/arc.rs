@@ -3,8 +3,8 @@
 //! B2 threaded through shared link arrays, with a tag byte per slot for the
 //! list, the pending-victim mark and the release-log mark.
 
-use crate::links::{Links, List, NIL, grow, grow_exact};
-use crate::policy::{Eligible, EvictionPolicy, target_count};
+use crate::eviction::links::{Links, List, NIL, grow, grow_exact};
+use crate::eviction::policy::{Eligible, EvictionPolicy, target_count};
 
 /// Which list a slot is on (the tag's low bits).
 const NONE: u8 = 0;

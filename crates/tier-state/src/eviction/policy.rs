@@ -9,7 +9,7 @@
 
 use bitmap_core::Bitmap;
 
-use crate::meta::KeyMeta;
+use crate::eviction::meta::KeyMeta;
 
 /// Which slots may be evicted: LMCache's `key_eligible_filter`.
 pub enum Eligible<'a> {

@@ -9,8 +9,8 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use crate::meta::{KeyMeta, compute_kv_rank, kv_topology};
-use crate::policy::target_count;
+use crate::eviction::meta::{KeyMeta, compute_kv_rank, kv_topology};
+use crate::eviction::policy::target_count;
 
 fn ok(eligible: Option<&[bool]>, slot: u32) -> bool {
     eligible.is_none_or(|e| e.get(slot as usize).copied().unwrap_or(false))

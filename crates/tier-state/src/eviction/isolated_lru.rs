@@ -2,10 +2,10 @@
 //! (`eviction_policy/isolated_lru.py`, with `_selection.py`'s chunk-coherent
 //! victims at d18cdadc): one LRU order per salt over shared link arrays.
 
-use crate::families::Families;
-use crate::links::{Links, List, NIL, grow, grow_exact};
-use crate::meta::KeyMeta;
-use crate::policy::{Eligible, EvictionPolicy, target_count};
+use crate::eviction::families::Families;
+use crate::eviction::links::{Links, List, NIL, grow, grow_exact};
+use crate::eviction::meta::KeyMeta;
+use crate::eviction::policy::{Eligible, EvictionPolicy, target_count};
 
 /// `salt` of an untracked slot.
 const UNTRACKED: u32 = u32::MAX;
