@@ -94,7 +94,7 @@
 //!   controller asking about all of a chunk's groups and ranks) runs most
 //!   calls a word per chunk, with per-key work only for lock counts,
 //!   expiries and tags, and its answers go back to request order through
-//!   64×64 transposes (`words.rs`). Other requests go key by key; both
+//!   64×64 transposes (`ops/words.rs`). Other requests go key by key; both
 //!   give the same outcomes, slots, events and state (`tests/grid.rs`).
 //!   [`GridBatch::mask_only`] skips the failure list and slots for callers
 //!   that read only the mask.
@@ -112,10 +112,7 @@ mod eviction;
 mod key;
 #[doc(hidden)]
 pub mod model;
-mod ops_delete;
-mod ops_read;
-mod ops_words;
-mod ops_write;
+mod ops;
 mod outcome;
 mod pos;
 mod request;
@@ -124,7 +121,6 @@ mod shared;
 mod slots;
 mod table;
 mod tier;
-mod words;
 
 /// The bitmap crate whose `Bitmap` this crate's API takes and gives
 /// (state bitmaps, flags), re-exported so that callers name the same version.
@@ -145,7 +141,7 @@ pub use eviction::{
 #[doc(hidden)]
 pub use eviction::policy_model;
 pub use key::TierKey;
-pub use ops_delete::ClearReport;
+pub use ops::ClearReport;
 pub use outcome::Outcome;
 pub use request::{Flags, GridKeys, Keys, Pos};
 pub use shared::SharedTier;

@@ -55,7 +55,7 @@ pub(crate) struct Slots {
 }
 
 /// Every state bitmap's words and the per-slot arrays, all mutable at
-/// once: what the word-at-a-time calls work on (`ops_words`). The
+/// once: what the word-at-a-time calls work on (`ops::word_calls`). The
 /// bitmaps' guards clear their tails when dropped.
 pub(crate) struct SlotWords<'a> {
     pub(crate) count: &'a mut [u32],

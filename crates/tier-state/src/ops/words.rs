@@ -13,7 +13,7 @@
 //! order through 64×64 bit transposes ([`Grid::assign_columns`]).
 //!
 //! This module holds the request's column form and turns the column
-//! answers back into request order; `ops_words` has the calls.
+//! answers back into request order; `word_calls` has the calls.
 //! The per-key calls stay the reference: the grid property tests run both
 //! forms against each other, so the word path must give the same outcomes,
 //! slots, events (in request order) and state.

@@ -22,12 +22,12 @@
 //! slot's own words.
 
 use crate::answer::{Answer, GridBatch};
-use crate::ops_write::Finish;
+use crate::ops::words::{NO_BASE, WordShape, for_each_bit};
+use crate::ops::write::Finish;
 use crate::outcome::Outcome;
 use crate::request::{Flags, GridKeys, Keys};
 use crate::slots::SlotWords;
 use crate::tier::Tier;
-use crate::words::{NO_BASE, WordShape, for_each_bit};
 
 /// The word holding `base`'s block, and the block's bit offset in it.
 #[inline]
