@@ -82,13 +82,13 @@
 //! # Choices
 //!
 //! - **Key table:** hashbrown's `HashTable<u32>` of block ids, hashed with
-//!   FxHash (see `table.rs` and [`TierKey`] for why). A block is a chunk's
-//!   rows: a tier of at most 64 rows ([`TierConfig::with_rows`]) gives each
-//!   chunk one block of slots (its row count rounded up to a power of two),
-//!   so a grid request probes the table once a chunk and finds each row's
-//!   slot by arithmetic; a tier of any row has a block a key. Lock words
-//!   and bits cost 12 bytes and 6 bits a slot, a block 12 bytes and its
-//!   bucket: [`Tier::bytes_per_key`] reports it.
+//!   FxHash (see `table/key_table.rs` and [`TierKey`] for why). A block is
+//!   a chunk's rows: a tier of at most 64 rows ([`TierConfig::with_rows`])
+//!   gives each chunk one block of slots (its row count rounded up to a
+//!   power of two), so a grid request probes the table once a chunk and
+//!   finds each row's slot by arithmetic; a tier of any row has a block a
+//!   key. Lock words and bits cost 12 bytes and 6 bits a slot, a block 12
+//!   bytes and its bucket: [`Tier::bytes_per_key`] reports it.
 //! - **A chunk at a time:** a block's slots are one word of each state
 //!   bitmap, so a grid request whose rows are the block's rows in order (a
 //!   controller asking about all of a chunk's groups and ranks) runs most
@@ -116,9 +116,7 @@ mod ops;
 mod outcome;
 mod pos;
 mod request;
-mod resolve;
 mod shared;
-mod slots;
 mod table;
 mod tier;
 

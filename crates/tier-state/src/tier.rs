@@ -11,8 +11,7 @@ use crate::eviction::{EvictionPolicy, Lru};
 use crate::key::TierKey;
 use crate::ops::Words;
 use crate::request::Keys;
-use crate::slots::Slots;
-use crate::table::KeyTable;
+use crate::table::{KeyTable, Slots};
 
 /// LMCache's `MAX_READ_LOCK_COUNT`: `read_locks` is clamped to `1..=128`.
 pub const MAX_READ_LOCK_COUNT: u32 = 128;

@@ -15,7 +15,7 @@
 //!   tier), and the column answers back into request order.
 //!
 //! The per-key calls find keys through the key table's visits
-//! (`resolve.rs`) and stay the reference the word forms are tested
+//! (`table/resolve.rs`) and stay the reference the word forms are tested
 //! against.
 
 mod delete;

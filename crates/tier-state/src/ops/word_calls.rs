@@ -26,7 +26,7 @@ use crate::ops::words::{NO_BASE, WordShape, for_each_bit};
 use crate::ops::write::Finish;
 use crate::outcome::Outcome;
 use crate::request::{Flags, GridKeys, Keys};
-use crate::slots::SlotWords;
+use crate::table::SlotWords;
 use crate::tier::Tier;
 
 /// The word holding `base`'s block, and the block's bit offset in it.

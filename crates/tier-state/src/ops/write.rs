@@ -5,7 +5,7 @@ use crate::answer::Answer;
 use crate::error::TierError;
 use crate::outcome::Outcome;
 use crate::request::{Flags, Keys};
-use crate::slots::StageAt;
+use crate::table::StageAt;
 use crate::tier::{Tier, clamp_read_locks};
 
 /// What a finish does with a staging object it took.

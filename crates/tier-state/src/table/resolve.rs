@@ -7,8 +7,8 @@
 
 use crate::key::TierKey;
 use crate::request::{GridKeys, Keys, Pos};
-use crate::slots::Slots;
-use crate::table::KeyTable;
+use crate::table::key_table::KeyTable;
+use crate::table::slots::Slots;
 
 /// A chunk not looked up yet, in a grid visit's per-chunk blocks.
 const UNSEEN: u32 = u32::MAX;
