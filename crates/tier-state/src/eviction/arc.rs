@@ -17,6 +17,9 @@ const LIST: u8 = 0b111;
 const PENDING: u8 = 0b1000;
 /// In the release log (so it is logged once).
 const LOGGED: u8 = 0b1_0000;
+/// Reserved and not yet created (LMCache 0.5.6's `_pending_admissions`):
+/// the write that admits it is not an access.
+const ADMITTING: u8 = 0b10_0000;
 
 /// LMCache's ARC, 9 bytes a slot (ghosts included):
 ///
@@ -28,6 +31,10 @@ const LOGGED: u8 = 0b1_0000;
 ///   its front while `|T1| + |B1|` > capacity, then B2 (or B1 when B2 is
 ///   empty) while everything held > 2 × capacity. Re-creating a pending
 ///   victim cancels it;
+/// - *reserved* ([`on_reserved`](Arc::on_reserved), LMCache 0.5.6), batch
+///   in reverse: the slot leaves whichever list holds it (a B1 or B2 ghost
+///   moving `p` as *created* does) for the end of T1, admitting; the
+///   *created* that admits it then leaves it where it is;
 /// - *touched*, in reverse: T1 → end of T2; T2 → end of T2;
 /// - *removed*: a pending victim moves T1 → B1 or T2 → B2; any other slot is
 ///   forgotten without a ghost; then the ghosts are trimmed;
@@ -135,6 +142,48 @@ impl Arc {
     /// Whether `slot` is a victim not yet removed.
     pub fn is_pending(&self, slot: u32) -> bool {
         self.tag_of(slot) & PENDING != 0
+    }
+
+    /// LMCache 0.5.6's `on_keys_reserved`: keys reserved for a write are
+    /// tracked at once, so that an abandoned reservation can be evicted,
+    /// but the write is not an access. Batch in reverse: a ghost moves `p`
+    /// as [`on_created`](EvictionPolicy::on_created) does; the slot leaves
+    /// its list (T2 included) for the end of T1, a pending victim no
+    /// longer; the capacity is updated and the ghosts trimmed. The
+    /// `on_created` that admits the slot leaves it where it is.
+    ///
+    /// ```
+    /// use tier_state::{Arc, EvictionPolicy};
+    /// let mut arc = Arc::new();
+    /// arc.on_reserved(&[1, 2]);
+    /// arc.on_created(&[1, 2]); // admitted: still recent, not frequent
+    /// assert_eq!(arc.state().t1, [2, 1]);
+    /// arc.on_touched(&[1]); // an access promotes
+    /// assert_eq!(arc.state().t2, [1]);
+    /// ```
+    pub fn on_reserved(&mut self, slots: &[u32]) {
+        for &slot in slots.iter().rev() {
+            self.links.grow_to(slot);
+            grow(&mut self.tag, slot as usize + 1, NONE);
+            let tag = self.tag[slot as usize] & !PENDING;
+            let list = tag & LIST;
+            match list {
+                B1 => {
+                    let raised = self.target_t1_size + adaptation_delta(self.b1.len, self.b2.len);
+                    self.target_t1_size = raised.min(self.capacity as f64);
+                }
+                B2 => {
+                    let lowered = self.target_t1_size - adaptation_delta(self.b2.len, self.b1.len);
+                    self.target_t1_size = lowered.max(0.0);
+                }
+                _ => {}
+            }
+            self.unlink(slot, list);
+            self.links.push_back(&mut self.t1, slot);
+            self.tag[slot as usize] = (tag & !LIST) | T1 | ADMITTING;
+            self.capacity = self.capacity.max(self.resident());
+            self.trim_ghosts();
+        }
     }
 
     #[inline]
@@ -280,6 +329,12 @@ impl EvictionPolicy for Arc {
             // The tag is read once and written once: the pending mark goes,
             // the list becomes the one the slot lands on.
             let tag = self.tag[slot as usize] & !PENDING;
+            if tag & ADMITTING != 0 {
+                // The write a reservation announced: not an access, and
+                // LMCache neither updates the capacity nor trims here.
+                self.tag[slot as usize] = tag & !ADMITTING;
+                continue;
+            }
             let list = match tag & LIST {
                 list @ (T1 | T2) => {
                     self.promote(slot, list);

@@ -47,12 +47,34 @@ pub struct IsolatedLru {
     clock: u64,
     tracked: usize,
     families: Families,
+    /// Victims key by key, never a whole family (LMCache 0.5.6's release:
+    /// its isolated LRU has no chunk families).
+    plain: bool,
 }
 
 impl IsolatedLru {
     /// An empty policy.
     pub fn new() -> IsolatedLru {
         IsolatedLru::default()
+    }
+
+    /// An empty policy whose victims are taken key by key, oldest first,
+    /// as LMCache 0.5.6's `IsolatedLRUEvictionPolicy` takes them: the metas
+    /// given to [`on_created_with`](EvictionPolicy::on_created_with) place
+    /// a key in its salt, and their families are not kept.
+    ///
+    /// ```
+    /// use tier_state::{Eligible, EvictionPolicy, IsolatedLru, KeyMeta};
+    /// // Two members of one chunk family in salt 1 (ranks 0 and 1).
+    /// let meta = |kv_rank| KeyMeta { family: 0, namespace: 0, kv_rank, group: 0, salt: 1 };
+    /// let mut lru = IsolatedLru::plain();
+    /// lru.on_created_with(&[0, 1], &[meta(0), meta(1)]);
+    /// let mut out = Vec::new();
+    /// lru.victims_in_salt(1, 0.5, Eligible::All, &mut out);
+    /// assert_eq!(out, [1]); // one key, not its family
+    /// ```
+    pub fn plain() -> IsolatedLru {
+        IsolatedLru { plain: true, ..IsolatedLru::default() }
     }
 
     /// `salt`'s slots, oldest first (allocates: for tests).
@@ -118,7 +140,9 @@ impl EvictionPolicy for IsolatedLru {
         assert_eq!(slots.len(), meta.len(), "on_created_with: one KeyMeta per slot");
         for (&slot, meta) in slots.iter().zip(meta).rev() {
             self.create(slot, meta.salt);
-            self.families.created(slot, meta);
+            if !self.plain {
+                self.families.created(slot, meta);
+            }
         }
     }
 

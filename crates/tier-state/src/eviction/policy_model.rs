@@ -149,6 +149,8 @@ pub struct ArcModel {
     pub b2: Vec<u32>,
     /// `_pending_evictions`.
     pub pending: HashSet<u32>,
+    /// `_pending_admissions` (LMCache 0.5.6).
+    pub admitting: HashSet<u32>,
     /// `_target_t1_size`.
     pub p: f64,
     /// `_capacity`.
@@ -181,6 +183,9 @@ impl ArcModel {
     pub fn created(&mut self, slots: &[u32]) {
         for &slot in slots.iter().rev() {
             self.pending.remove(&slot);
+            if self.admitting.remove(&slot) {
+                continue;
+            }
             if remove(&mut self.t1, slot) || remove(&mut self.t2, slot) {
                 self.t2.push(slot);
             } else if self.b1.contains(&slot) {
@@ -194,6 +199,24 @@ impl ArcModel {
             } else {
                 self.t1.push(slot);
             }
+            self.capacity = self.capacity.max(self.resident());
+            self.trim();
+        }
+    }
+    /// `on_keys_reserved` (LMCache 0.5.6).
+    pub fn reserved(&mut self, slots: &[u32]) {
+        for &slot in slots.iter().rev() {
+            self.pending.remove(&slot);
+            self.admitting.insert(slot);
+            if self.b1.contains(&slot) {
+                self.p = f64::min(self.capacity as f64, self.p + Self::delta(self.b1.len(), self.b2.len()));
+            } else if self.b2.contains(&slot) {
+                self.p = f64::max(0.0, self.p - Self::delta(self.b2.len(), self.b1.len()));
+            }
+            for list in [&mut self.t1, &mut self.t2, &mut self.b1, &mut self.b2] {
+                remove(list, slot);
+            }
+            self.t1.push(slot);
             self.capacity = self.capacity.max(self.resident());
             self.trim();
         }
@@ -221,6 +244,7 @@ impl ArcModel {
                 }
             }
             self.pending.remove(&slot);
+            self.admitting.remove(&slot);
         }
         self.trim();
     }
