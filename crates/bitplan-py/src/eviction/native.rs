@@ -12,6 +12,9 @@ use tier_state::{ChunkLru, Eligible, EvictionPolicy, IsolatedLru, KeyMeta, NoEvi
 #[derive(Debug)]
 pub(crate) enum Native {
     Lru(ChunkLru),
+    /// LMCache 0.5.6's LRU: victims key by key (no chunk families), so no
+    /// key's meta is read.
+    PlainLru(ChunkLru),
     IsolatedLru(IsolatedLru),
     S3Fifo(S3Fifo),
     Arc(tier_state::Arc),
@@ -20,13 +23,17 @@ pub(crate) enum Native {
 
 impl Native {
     /// `name` as LMCache's `CreateEvictionPolicy` spells it; `small_max_size`
-    /// is S3-FIFO's (`ValueError` for the others, which take none).
-    pub(crate) fn new(name: &str, small_max_size: Option<usize>) -> PyResult<Native> {
+    /// is S3-FIFO's (`ValueError` for the others, which take none). `plain`
+    /// makes the LRUs take victims key by key, as LMCache 0.5.6's release
+    /// does, rather than whole chunk families.
+    pub(crate) fn new(name: &str, small_max_size: Option<usize>, plain: bool) -> PyResult<Native> {
         if small_max_size.is_some() && name != "S3FIFO" {
             return Err(PyValueError::new_err(format!("small_max_size is S3FIFO's; {name} takes none")));
         }
         Ok(match name {
+            "LRU" if plain => Native::PlainLru(ChunkLru::default()),
             "LRU" => Native::Lru(ChunkLru::default()),
+            "IsolatedLRU" if plain => Native::IsolatedLru(IsolatedLru::plain()),
             "IsolatedLRU" => Native::IsolatedLru(IsolatedLru::default()),
             "S3FIFO" => Native::S3Fifo(S3Fifo::with_small_max_size(small_max_size)),
             "ARC" => Native::Arc(tier_state::Arc::default()),
@@ -38,7 +45,7 @@ impl Native {
     /// The policy behind the trait.
     pub(crate) fn policy(&mut self) -> &mut dyn EvictionPolicy {
         match self {
-            Native::Lru(policy) => policy,
+            Native::Lru(policy) | Native::PlainLru(policy) => policy,
             Native::IsolatedLru(policy) => policy,
             Native::S3Fifo(policy) => policy,
             Native::Arc(policy) => policy,
@@ -49,7 +56,7 @@ impl Native {
     /// The policy behind the trait, read-only.
     pub(crate) fn policy_ref(&self) -> &dyn EvictionPolicy {
         match self {
-            Native::Lru(policy) => policy,
+            Native::Lru(policy) | Native::PlainLru(policy) => policy,
             Native::IsolatedLru(policy) => policy,
             Native::S3Fifo(policy) => policy,
             Native::Arc(policy) => policy,

@@ -152,12 +152,18 @@ impl PyEvictionCore {
 
 #[pymethods]
 impl PyEvictionCore {
-    /// `_EvictionCore(policy, default_destination, small_max_size=None)`:
-    /// `policy` as LMCache's factory names it.
+    /// `_EvictionCore(policy, default_destination, small_max_size=None,
+    /// plain=False)`: `policy` as LMCache's factory names it; `plain` takes
+    /// the LRUs' victims key by key, as LMCache 0.5.6's release does.
     #[new]
-    #[pyo3(signature = (policy, default_destination, small_max_size = None))]
-    fn new(policy: &str, default_destination: Py<PyAny>, small_max_size: Option<usize>) -> PyResult<PyEvictionCore> {
-        let native = Native::new(policy, small_max_size)?;
+    #[pyo3(signature = (policy, default_destination, small_max_size = None, plain = false))]
+    fn new(
+        policy: &str,
+        default_destination: Py<PyAny>,
+        small_max_size: Option<usize>,
+        plain: bool,
+    ) -> PyResult<PyEvictionCore> {
+        let native = Native::new(policy, small_max_size, plain)?;
         let table = KeyTable::new(native.wants_meta());
         Ok(PyEvictionCore {
             core: Mutex::new(Core {
@@ -196,6 +202,26 @@ impl PyEvictionCore {
             core.resolve(keys, true, &mut garbage)?;
             if !core.slots.is_empty() {
                 Self::run(py, &mut core, |native, slots, metas| native.created(slots, metas));
+                core.settle(Candidates::Batch, &mut garbage);
+            }
+        }
+        drop(garbage);
+        Ok(())
+    }
+
+    /// LMCache 0.5.6's `on_keys_reserved`: keys a write reserved. ARC
+    /// tracks them in T1 without counting the write as an access; the
+    /// other policies take them as created (the interface's default).
+    fn on_keys_reserved(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut garbage = Garbage::new();
+        {
+            let mut core = self.lock(py);
+            core.resolve(keys, true, &mut garbage)?;
+            if !core.slots.is_empty() {
+                Self::run(py, &mut core, |native, slots, metas| match native {
+                    Native::Arc(arc) => arc.on_reserved(slots),
+                    other => other.created(slots, metas),
+                });
                 core.settle(Candidates::Batch, &mut garbage);
             }
         }
@@ -338,12 +364,45 @@ impl PyEvictionCore {
     fn _eviction_candidates<'py>(&self, py: Python<'py>, count: i64) -> PyResult<Bound<'py, PyList>> {
         let core = self.lock(py);
         let order = match &core.native {
-            Native::Lru(policy) => policy.order(),
+            Native::Lru(policy) | Native::PlainLru(policy) => policy.order(),
             _ => Vec::new(),
         };
         // LMCache's loop appends the first key before it compares the count.
         let take = usize::try_from(count).unwrap_or(0).max(1);
         PyList::new(py, order.iter().take(take).filter_map(|&slot| core.table.key(py, slot)))
+    }
+
+    /// The tracked keys oldest first: an LRU's whole order, or one salt's
+    /// (the isolated LRU; `[]` for a salt no key has). `capture()` reads it.
+    #[pyo3(signature = (cache_salt = None))]
+    fn _order<'py>(&self, py: Python<'py>, cache_salt: Option<&str>) -> PyResult<Bound<'py, PyList>> {
+        let core = self.lock(py);
+        let order = match (&core.native, cache_salt) {
+            (Native::Lru(policy) | Native::PlainLru(policy), _) => policy.order(),
+            (Native::IsolatedLru(policy), Some(name)) => {
+                core.table.salt_id(name).map_or_else(Vec::new, |salt| policy.order(salt))
+            }
+            _ => Vec::new(),
+        };
+        PyList::new(py, order.iter().filter_map(|&slot| core.table.key(py, slot)))
+    }
+
+    /// Forgets every key (`restore()` starts from this).
+    fn _clear(&self, py: Python<'_>) {
+        let mut garbage = Garbage::new();
+        {
+            let mut core = self.lock(py);
+            let core = &mut *core;
+            core.native.policy().clear();
+            core.slots.clear();
+            let held: Vec<u32> = core.table.held(py).map(|(slot, _)| slot).collect();
+            for slot in held {
+                if let Some(key) = core.table.release(slot) {
+                    garbage.push(key);
+                }
+            }
+        }
+        drop(garbage);
     }
 
     /// ARC's `get_debug_state()`: `t1`, `t2`, `b1`, `b2` (oldest first),

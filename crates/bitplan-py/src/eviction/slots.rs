@@ -160,7 +160,7 @@ impl PySlotEvictionPolicy {
     fn new(policy: &str, small_max_size: Option<usize>) -> PyResult<PySlotEvictionPolicy> {
         Ok(PySlotEvictionPolicy {
             state: Mutex::new(SlotState {
-                native: Native::new(policy, small_max_size)?,
+                native: Native::new(policy, small_max_size, false)?,
                 name: policy.to_owned(),
                 slots: Vec::new(),
                 metas: Vec::new(),
