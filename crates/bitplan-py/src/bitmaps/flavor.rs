@@ -41,6 +41,12 @@ impl From<Bitmap> for PyBitmap {
 #[derive(Debug)]
 pub(crate) struct LmBitmap {
     pub(crate) bits: LmBits,
+    /// LMCache's stray bits: the bits past the size in the last byte of
+    /// LMCache's byte array (bit `i` is position `size + i`). Only `|` and
+    /// `&` of two sizes leave any (LMCache's loop runs over whole bytes of
+    /// the shorter size, and only `~` masks them); only `highest_set_bit`
+    /// and `copy` see them. Always 0 for a row view.
+    pub(crate) tail: u8,
 }
 
 /// What an LMCache bitmap's bits are.
@@ -60,14 +66,14 @@ pub(crate) enum LmBits {
 
 impl From<Bitmap> for LmBitmap {
     fn from(bits: Bitmap) -> LmBitmap {
-        LmBitmap { bits: LmBits::Owned(bits) }
+        LmBitmap { bits: LmBits::Owned(bits), tail: 0 }
     }
 }
 
 impl LmBitmap {
     /// A view of row `row` of `store` (which must have it).
     pub(crate) fn row_view(store: Py<GridStore>, row: usize) -> LmBitmap {
-        LmBitmap { bits: LmBits::Row { store, row } }
+        LmBitmap { bits: LmBits::Row { store, row }, tail: 0 }
     }
 
     /// A copy of the bits (for a row view, of its row as it is now).

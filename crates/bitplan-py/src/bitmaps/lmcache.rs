@@ -24,8 +24,8 @@ use crate::boundary::bits::{bit_string, detach_if_large, gather_items, highest_s
 use crate::boundary::errors::OrPyErr;
 
 /// `a OP b` over the first `min(len(a), len(b))` bits of each, as
-/// LMCache's byte loop computes it, but with every bit past that size
-/// clear (LMCache's loop can leave stray bits there).
+/// LMCache's byte loop computes it; the bits its loop leaves past that
+/// size, in the last byte, are [`tail_of`]'s.
 /// `op` is the in-place operation, `new` the same into a new bitmap, which
 /// takes one pass where a copy and `op` take two (the common case: equal
 /// sizes).
@@ -53,6 +53,30 @@ fn truncating(
         Ok::<Bitmap, bitmap_core::BitmapError>(out)
     })
     .or_py_err()
+}
+
+/// Bit `at` of `bits` as LMCache's byte array holds it: a bit within the
+/// size, or one of the stray `tail` bits past it in its last byte.
+fn byte_bit(bits: &Bitmap, tail: u8, at: usize) -> bool {
+    if at < bits.len() {
+        bits.test(at)
+    } else {
+        let past = at - bits.len();
+        past < 8 && tail >> past & 1 == 1
+    }
+}
+
+/// The stray bits LMCache's byte loop leaves past `len` (the shorter size)
+/// in the result's last byte: `a`'s and `b`'s bits there, combined by
+/// `op`.
+fn tail_of(a: (&Bitmap, u8), b: (&Bitmap, u8), len: usize, op: fn(bool, bool) -> bool) -> u8 {
+    let mut tail = 0u8;
+    for i in 0..(len.div_ceil(8) * 8 - len) {
+        if op(byte_bit(a.0, a.1, len + i), byte_bit(b.0, b.1, len + i)) {
+            tail |= 1 << i;
+        }
+    }
+    tail
 }
 
 impl LmBitmap {
@@ -93,15 +117,27 @@ impl LmBitmap {
         other: &Bound<'_, PyAny>,
         op: fn(&mut Bitmap, &Bitmap) -> Result<(), bitmap_core::BitmapError>,
         new: fn(&Bitmap, &Bitmap) -> Result<Bitmap, bitmap_core::BitmapError>,
+        bit: fn(bool, bool) -> bool,
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
+        let other_tail = match other.cast::<LmBitmap>() {
+            Ok(lm) => lm.try_borrow()?.tail,
+            Err(_) => 0,
+        };
         let Some(other) = AnyBitmap::operand(other)? else {
             return Ok(py.NotImplemented());
         };
         // `slf`, not `&self`: see `PyBitmap::binary`.
+        let my_tail = slf.try_borrow()?.tail;
         let mine = AnyBitmap::borrow(slf.as_any())?;
         let bits = truncating(py, &mine, &other, op, new)?;
-        Ok(Py::new(py, LmBitmap::from(bits))?.into_any())
+        let len = bits.len();
+        let tail = if mine.len() == other.len() && my_tail == 0 && other_tail == 0 {
+            0
+        } else {
+            tail_of((&mine, my_tail), (&other, other_tail), len, bit)
+        };
+        Ok(Py::new(py, LmBitmap { bits: LmBits::Owned(bits), tail })?.into_any())
     }
 }
 
@@ -208,16 +244,22 @@ impl LmBitmap {
         }
     }
 
+    /// The highest set bit, or -1; LMCache's scan of its bytes from the
+    /// end finds a stray bit past the size first.
     fn highest_set_bit(&self, py: Python<'_>) -> PyResult<i64> {
+        if self.tail != 0 {
+            let len = self.len(py)? as i64;
+            return Ok(len + 7 - i64::from(self.tail.leading_zeros()));
+        }
         self.read(py, highest_set_bit)
     }
 
     fn __and__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        LmBitmap::binary(slf, other, Bitmap::try_intersect_with, Bitmap::try_intersection)
+        LmBitmap::binary(slf, other, Bitmap::try_intersect_with, Bitmap::try_intersection, |a, b| a & b)
     }
 
     fn __or__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        LmBitmap::binary(slf, other, Bitmap::try_union_with, Bitmap::try_union)
+        LmBitmap::binary(slf, other, Bitmap::try_union_with, Bitmap::try_union, |a, b| a | b)
     }
 
     fn __invert__(&self, py: Python<'_>) -> PyResult<LmBitmap> {
@@ -249,7 +291,7 @@ impl LmBitmap {
     /// A bitmap of its own with these bits (also of a row view: LMCache's
     /// `copy` shares nothing).
     fn copy(&self, py: Python<'_>) -> PyResult<LmBitmap> {
-        Ok(LmBitmap::from(self.to_bitmap(py)?))
+        Ok(LmBitmap { bits: LmBits::Owned(self.to_bitmap(py)?), tail: self.tail })
     }
 
     fn __copy__(&self, py: Python<'_>) -> PyResult<LmBitmap> {
