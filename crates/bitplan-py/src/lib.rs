@@ -127,6 +127,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     lm.add_class::<tiers::request_keys::PyRequestKeys>()?;
     lm.add_class::<tiers::chunk::PyChunkTier>()?;
     lm.add_class::<tiers::books::PyL1Bookkeeper>()?;
+    lm.add_class::<integration::l1_books::PyL1Books>()?;
+    lm.add_class::<integration::request::PinnedKeys>()?;
     // LMCache's eviction policies (issue #29), behind
     // `bitplan.lmcache.eviction_policy`.
     lm.add_function(wrap_pyfunction!(eviction::policy::register_eviction_action, &lm)?)?;
