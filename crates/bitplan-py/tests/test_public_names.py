@@ -15,12 +15,15 @@ import bitplan.lmcache
 from bitplan import AdapterDescriptor, Bitmap, Grid
 
 # bitplan, and each module bitplan.lmcache lists (native, bitmap_ops,
-# prefetch_policy, and any added later).
-MODULES = ["bitplan"] + [f"bitplan.lmcache.{name}" for name in bitplan.lmcache.__all__]
+# prefetch_policy, and any added later); its other names are the switch.
+SWITCH = ("install", "installed", "uninstall")
+MODULES = ["bitplan"] + [f"bitplan.lmcache.{name}" for name in bitplan.lmcache.__all__ if name not in SWITCH]
 
 
 def test_every_public_name_resolves():
-    assert {"bitmap_ops", "native", "prefetch_policy"} <= set(bitplan.lmcache.__all__)
+    assert {"bitmap_ops", "native", "prefetch_policy", "integration"} <= set(bitplan.lmcache.__all__)
+    for name in SWITCH:
+        assert callable(getattr(bitplan.lmcache, name)), name
     for name in MODULES:
         module = importlib.import_module(name)
         assert module.__all__, name

@@ -16,10 +16,12 @@ the Pythonic :class:`bitplan.Bitmap`:
 * ``set``/``clear`` past the end do nothing, ``test`` past the end is ``False``;
   a negative index (or size) is a ``TypeError``, as pybind11's ``size_t``;
 * ``batched_set`` ignores out-of-range indices; ``set_range`` clamps its end;
-* ``a & b`` and ``a | b`` of different sizes have the shorter size, with
-  every bit past it clear. (LMCache's own byte loop can leave stray bits
-  past the size, so that its ``highest_set_bit`` may return an index past
-  the end; that bug is not copied.)
+* ``a & b`` and ``a | b`` of different sizes have the shorter size. As in
+  LMCache 0.5.6, whose byte loop runs over whole bytes, the bits of the
+  result's last byte past its size are the operands' bits there: nothing
+  counts, lists or prints them, but ``highest_set_bit`` may return an
+  index past the end (as LMCache's does), ``copy`` keeps them and ``~``
+  clears them.
 * ``highest_set_bit`` of an empty bitmap is ``-1``; equality is identity
   (no ``__eq__``), and there are no in-place operators: ``a |= b`` rebinds
   ``a`` to a new bitmap, as LMCache's callers expect;
@@ -62,16 +64,33 @@ import importlib
 
 from bitplan.lmcache import bitmap_ops, grids, native, tiers
 
-__all__ = ["bitmap_ops", "eviction_policy", "grids", "native", "prefetch_policy", "tiers"]
+__all__ = [
+    "bitmap_ops",
+    "eviction_policy",
+    "grids",
+    "install",
+    "installed",
+    "integration",
+    "native",
+    "prefetch_policy",
+    "tiers",
+    "uninstall",
+]
+
+#: The switch (``bitplan.lmcache.integration``), by name.
+_SWITCH = ("install", "uninstall", "installed")
 
 
 def __getattr__(name: str):  # noqa: ANN202 - PEP 562
     # ``prefetch_policy`` is imported on first use: it defines LMCache's
     # dataclasses and logs through ``logging``, and importing those two was
     # most of ``import bitplan.lmcache`` (issue #21: under 30 ms).
-    # ``eviction_policy`` likewise (its dataclasses and enums).
-    if name in ("prefetch_policy", "eviction_policy"):
+    # ``eviction_policy`` likewise (its dataclasses and enums), and the
+    # switch.
+    if name in ("prefetch_policy", "eviction_policy", "integration"):
         return importlib.import_module(f"bitplan.lmcache.{name}")
+    if name in _SWITCH:
+        return getattr(importlib.import_module("bitplan.lmcache.integration"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

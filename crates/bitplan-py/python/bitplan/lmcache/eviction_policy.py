@@ -165,6 +165,11 @@ class EvictionPolicy:
     def on_keys_created(self, keys: list) -> None:
         raise NotImplementedError
 
+    def on_keys_reserved(self, keys: list) -> None:
+        """Keys reserved for a write (LMCache 0.5.6): created, unless the
+        policy has a rule of its own (ARC's)."""
+        self.on_keys_created(keys)
+
     def on_keys_touched(self, keys: list) -> None:
         raise NotImplementedError
 
@@ -288,7 +293,9 @@ class L1EvictionPolicy:
         pass
 
     def on_l1_keys_reserved_write(self, keys: list) -> None:
-        self._policy.on_keys_created(keys)
+        # LMCache 0.5.6: tracked from the reservation, which ARC does not
+        # count as an access (its own on_keys_reserved).
+        self._policy.on_keys_reserved(keys)
 
     def on_l1_keys_write_finished(self, keys: list) -> None:
         self._policy.on_keys_created(keys)
