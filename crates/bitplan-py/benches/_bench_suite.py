@@ -143,6 +143,7 @@ class Suite:
         int_model: tuple[str, dict[str, Any]] | None = None,
         bitarray_: tuple[str, dict[str, Any]] | None = None,
         lmcache: str | None = None,
+        lmcache_real: tuple[str, dict[str, Any]] | None = None,
         targets: tuple[Target, ...] = (),
         note: str = "",
     ) -> None:
@@ -155,7 +156,10 @@ class Suite:
             row.int_model = self.timer.time(*int_model)
         if bitarray_ is not None:
             row.bitarray = self.timer.time(*bitarray_)
-        if lmcache is not None:
+        if lmcache_real is not None:
+            # The release's own module, in this run.
+            row.lmcache_native_us = self.timer.time(*lmcache_real).median_us
+        elif lmcache is not None:
             row.lmcache_native_us = self.lmcache_us[lmcache]
         row.outcomes = [t.check(row) for t in row.targets]
         self.rows.append(row)
@@ -188,7 +192,7 @@ def fmt_ratio(base_us: float | None, ours_us: float) -> str:
 
 def table(rows: list[Row]) -> str:
     out = [
-        "| item | size | API | bitplan µs | (min) | int model µs | bitarray µs | LMCache native µs (issue #14) | target | result |",
+        "| item | size | API | bitplan µs | (min) | int model µs | bitarray µs | LMCache native µs | target | result |",
         "|---|---|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for row in rows:
