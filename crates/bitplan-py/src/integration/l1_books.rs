@@ -25,14 +25,13 @@ use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use tier_state::{MAX_CAPACITY, Outcome, SystemClock, Tier, TierConfig, TierKey, create_policy};
 
-use crate::bitmaps::flavor::LmBitmap;
 use crate::boundary::errors::IntoPyErr;
 use crate::integration::answers::{
     codes_dict, failed_pairs, key_list, keys_at, objects, objects_dict, success_grid, successes,
 };
 use crate::integration::books::{Books, Garbage, Source, UNKNOWN};
 use crate::integration::ops::{self, Finish};
-use crate::integration::request::{PinnedKeys, cell_positions, row_positions};
+use crate::integration::request::{PinnedKeys, cell_positions, row_cells};
 use crate::lmcache::grid::LmGrid;
 
 /// The books (see the module docs).
@@ -514,46 +513,53 @@ impl PyL1Books {
         Ok(Some(answer))
     }
 
-    /// How many keys of row `row`'s `cells` (a row bitmap) need a new object
-    /// from `reserve_write` for `tag`.
-    fn count_new_row(
+    /// How many keys of each row of `cells` need a new object from
+    /// `reserve_write` for `tag` (LMCache's controller reserves row by row:
+    /// the rows' keys differ, so one row's reservation does not change
+    /// another's count).
+    fn count_new_cells(
         &self,
         py: Python<'_>,
         request: &PinnedKeys,
-        row: usize,
-        cells: PyRef<'_, LmBitmap>,
+        cells: &Bound<'_, LmGrid>,
         tag: &Bound<'_, PyAny>,
-    ) -> PyResult<usize> {
-        let positions = row_positions(py, request, row, &cells)?;
+    ) -> PyResult<Vec<usize>> {
+        let by_row = row_cells(py, request, cells)?;
         let ids = request.ids()?;
         let flat = request.flat(py);
         let mut books = self.lock(py);
         let tag = books.tag_id(py, tag, false)?;
-        books.prepare(&Source::Cells { flat: &flat, ids: &ids, positions: &positions })?;
-        Ok(books.count_new(tag))
+        let mut counts = Vec::with_capacity(by_row.len());
+        for positions in &by_row {
+            books.prepare(&Source::Cells { flat: &flat, ids: &ids, positions })?;
+            counts.push(books.count_new(tag));
+        }
+        Ok(counts)
     }
 
-    /// `reserve_write` of row `row`'s `cells`, temporary where `temporary`
-    /// (a row bitmap) is set, after the allocation (None: it failed):
-    /// `(row success bitmap, reported keys (if `want`), staged objects,
-    /// unused objects, failed count, out-of-memory count, out-of-memory
-    /// keys, contended keys)`; the two key lists are empty unless
-    /// `want_failures`.
+    /// `reserve_write` of each row of `cells` with cells, in row order, as
+    /// LMCache's controller makes them (one call a row), temporary where
+    /// `temporary` is set, after each row's allocation (`allocated[row]`:
+    /// the objects, or None when the memory manager could not give them):
+    /// `(grid of the cells reserved, [(row, reported keys)] for the rows
+    /// that needed a new object (the keys only when `want`), staged
+    /// objects, unused objects, failed count, out-of-memory count,
+    /// out-of-memory keys, contended keys)`; the two key lists are empty
+    /// unless `want_failures`.
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    fn reserve_write_row<'py>(
+    fn reserve_write_cells<'py>(
         &self,
         py: Python<'py>,
         request: &PinnedKeys,
-        row: usize,
-        cells: PyRef<'py, LmBitmap>,
-        temporary: PyRef<'py, LmBitmap>,
+        cells: &Bound<'py, LmGrid>,
+        temporary: &Bound<'py, LmGrid>,
         tag: &Bound<'py, PyAny>,
-        allocated: Option<Vec<Bound<'py, PyAny>>>,
+        allocated: Vec<Option<Vec<Bound<'py, PyAny>>>>,
         want: bool,
         want_failures: bool,
     ) -> PyResult<(
-        LmBitmap,
-        Option<Bound<'py, PyList>>,
+        Py<LmGrid>,
+        Bound<'py, PyList>,
         Bound<'py, PyList>,
         Bound<'py, PyList>,
         usize,
@@ -561,49 +567,81 @@ impl PyL1Books {
         Bound<'py, PyList>,
         Bound<'py, PyList>,
     )> {
-        let positions = row_positions(py, request, row, &cells)?;
-        let temporary_bits = temporary.to_bitmap(py)?;
+        let by_row = row_cells(py, request, cells)?;
+        if allocated.len() != by_row.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} rows of objects for {} rows",
+                allocated.len(),
+                by_row.len()
+            )));
+        }
+        let temporary_bits = temporary.borrow().with(py, |grid| {
+            if grid.shape() == request.shape() {
+                Ok(grid.clone())
+            } else {
+                Err(PyValueError::new_err("temporary cells of another shape"))
+            }
+        })??;
         let cols = request.shape().1;
-        let flags: Vec<bool> = positions.iter().map(|&at| temporary_bits.test(at as usize % cols)).collect();
         let ids = request.ids()?;
         let flat = request.flat(py);
-        let source = Source::Cells { flat: &flat, ids: &ids, positions: &positions };
         let mut garbage = Garbage::new();
         let answer = {
             let mut books = self.lock(py);
             let tag = books.tag_id(py, tag, true)?;
-            let done = ops::reserve_write(&mut books, py, &source, &flags, tag, allocated, &mut garbage)?;
-            let mut success = bitmap_core::Bitmap::new(cols);
-            let mut failed = 0;
+            let mut success = Vec::new();
+            let mut reported = Vec::new();
+            let (mut staged, mut unused) = (Vec::new(), Vec::new());
+            let (mut failed, mut num_oom) = (0usize, 0usize);
             let (mut oom, mut contended) = (Vec::new(), Vec::new());
-            for (i, outcome) in done.outcomes.iter().enumerate() {
-                match outcome {
-                    Outcome::Success => success.set(positions[i] as usize % cols),
-                    Outcome::OutOfMemory => {
-                        failed += 1;
-                        oom.push(i);
-                    }
-                    Outcome::KeyNotWritable => {
-                        failed += 1;
-                        contended.push(i);
-                    }
-                    _ => failed += 1,
+            for (positions, objects) in by_row.iter().zip(allocated) {
+                if positions.is_empty() {
+                    continue;
                 }
-            }
-            let num_oom = oom.len();
-            if !want_failures {
-                oom.clear();
-                contended.clear();
+                let row = positions[0] as usize / cols;
+                let flags: Vec<bool> =
+                    positions.iter().map(|&at| temporary_bits.test(row, at as usize % cols)).collect();
+                let source = Source::Cells { flat: &flat, ids: &ids, positions };
+                // A row that needed nothing new (no objects: `[]`) reports
+                // nothing (LMCache returns early); one whose allocation
+                // failed (None) still reports its hand-overs.
+                let needed = objects.as_ref().is_none_or(|objects| !objects.is_empty());
+                let done = ops::reserve_write(&mut books, py, &source, &flags, tag, objects, &mut garbage)?;
+                for (i, outcome) in done.outcomes.iter().enumerate() {
+                    match outcome {
+                        Outcome::Success => success.push(positions[i]),
+                        Outcome::OutOfMemory => {
+                            failed += 1;
+                            num_oom += 1;
+                            if want_failures {
+                                oom.push(source.key(i)?);
+                            }
+                        }
+                        Outcome::KeyNotWritable => {
+                            failed += 1;
+                            if want_failures {
+                                contended.push(source.key(i)?);
+                            }
+                        }
+                        _ => failed += 1,
+                    }
+                }
+                if needed {
+                    let keys = if want { Some(keys_at(py, &source, &done.reported)?) } else { None };
+                    reported.push((row, keys));
+                }
+                staged.extend(done.staged);
+                unused.extend(done.unused);
             }
             (
-                LmBitmap::from(success),
-                if want { Some(keys_at(py, &source, &done.reported)?) } else { None },
-                objects(py, done.staged)?,
-                objects(py, done.unused)?,
+                success_grid(py, request.shape(), &success, &vec![Outcome::Success; success.len()])?,
+                PyList::new(py, reported)?,
+                objects(py, staged)?,
+                objects(py, unused)?,
                 failed,
                 num_oom,
-                keys_at(py, &source, &oom)?,
-                keys_at(py, &source, &contended)?,
+                PyList::new(py, oom)?,
+                PyList::new(py, contended)?,
             )
         };
         drop(garbage);

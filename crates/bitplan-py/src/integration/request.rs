@@ -8,7 +8,6 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use crate::bitmaps::flavor::LmBitmap;
 use crate::lmcache::grid::LmGrid;
 
 /// A request's keys, resolved by one `L1Books` (`L1Books.request`): the
@@ -94,16 +93,13 @@ pub(crate) fn cell_positions(
     })?
 }
 
-/// The positions of row `row`'s cells set in `bits` (a row bitmap).
-pub(crate) fn row_positions(py: Python<'_>, request: &PinnedKeys, row: usize, bits: &LmBitmap) -> PyResult<Vec<u32>> {
+/// The row-major positions of `cells`, row by row (one list per row of
+/// the request, empty for a row without cells).
+pub(crate) fn row_cells(py: Python<'_>, request: &PinnedKeys, cells: &Bound<'_, LmGrid>) -> PyResult<Vec<Vec<u32>>> {
     let (rows, cols) = request.shape;
-    let bits = bits.to_bitmap(py)?;
-    if row >= rows || bits.len() != cols {
-        return Err(PyValueError::new_err(format!(
-            "row {row} of {} bits for a request of shape {:?}",
-            bits.len(),
-            (rows, cols)
-        )));
+    let mut by_row = vec![Vec::new(); rows];
+    for at in cell_positions(py, request, Some(cells))? {
+        by_row[at as usize / cols].push(at);
     }
-    Ok(bits.ones().map(|col| (row * cols + col) as u32).collect())
+    Ok(by_row)
 }

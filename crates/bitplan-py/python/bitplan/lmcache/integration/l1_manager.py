@@ -377,27 +377,32 @@ class BitplanL1Manager(L1Manager):
                 self._publish(EventType.L1_READ_FINISHED, keys=successful)
                 self._publish(EventType.L1_KEYS_EVICTED, keys=freed_keys, meta=freed_meta)
 
-    def reserve_write_row(
-        self, request: Any, row: int, cells: Any, temporary: Any, layout_desc: Any, tag: str, want_failures: bool
+    def reserve_write_cells(
+        self, request: Any, cells: Any, temporary: Any, layouts: list, tag: str, want_failures: bool
     ) -> tuple[Any, int, int, list, list]:
-        """``reserve_write`` of one row's keys of ``cells`` (a row bitmap),
-        temporary where ``temporary`` (a row bitmap) is set, with the row's
-        layout: the row's success bitmap, how many failed, how many of them
-        for memory, and (with ``want_failures``) those keys and the
-        contended ones, for the controller's events."""
+        """LMCache's controller's ``reserve_write`` of each row of ``cells``
+        with cells, in row order, each with its row's layout
+        (``layouts[row]``) and one allocation, temporary where
+        ``temporary`` is set: the grid of the cells reserved, how many
+        failed, how many of them for memory, and (with ``want_failures``)
+        those keys and the contended ones, for the controller's events.
+
+        The rows are allocated one by one, as LMCache allocates them, and
+        then filed in one native call; each row that needed a new object is
+        reported to the listeners in row order, as LMCache reports it."""
         with self._lock:
-            need = self._books.count_new_row(request, row, cells, tag)
-            allocated = self._allocate(layout_desc, need) if need else []
+            needs = self._books.count_new_cells(request, cells, tag)
+            allocated = [self._allocate(layouts[row], need) if need else [] for row, need in enumerate(needs)]
             want = self._wants("on_l1_keys_reserved_write")
-            success, reported, staged, unused, failed, num_oom, oom, contended = self._books.reserve_write_row(
-                request, row, cells, temporary, tag, allocated, want, want_failures
+            success, reported, staged, unused, failed, num_oom, oom, contended = self._books.reserve_write_cells(
+                request, cells, temporary, tag, allocated, want, want_failures
             )
             self._staging_bytes += _sizes(staged)
             self._memory_manager.free(unused)
-            if need > 0:
-                self._listeners.emit("on_l1_keys_reserved_write", reported)
+            for _row, keys in reported:
+                self._listeners.emit("on_l1_keys_reserved_write", keys)
                 if self._bus():
-                    self._publish(EventType.L1_WRITE_RESERVED, keys=reported, tag=tag)
+                    self._publish(EventType.L1_WRITE_RESERVED, keys=keys, tag=tag)
             return success, failed, num_oom, oom, contended
 
     def staged_objects(self, request: Any, cells: Any, tag: str) -> list:

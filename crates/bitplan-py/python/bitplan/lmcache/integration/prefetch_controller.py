@@ -329,28 +329,11 @@ class BitplanPrefetchController(_pc.PrefetchController):
         """LMCache's ``_reserve_l1_cells``: one ``reserve_write`` per row (the
         row's layout), and its events; the grid of reserved cells and how
         many failed."""
-        l1_manager = self._l1_managers[l1_idx]
-        handle = self._handle(request, l1_idx)
-        num_rows, num_cols = cells.size()
-        rows = []
-        failed_count = 0
-        oom_count = 0
-        oom_keys: list = []
-        contended_keys: list = []
         want_keys = self._event_bus.enabled
-        for row_id, group in enumerate(request.key_groups):
-            row = cells[row_id]
-            if row.popcount() == 0:
-                rows.append(Bitmap(num_cols))
-                continue
-            success, failed, num_oom, oom, contended = l1_manager.reserve_write_row(
-                handle, row_id, row, temporary[row_id], group.layout_desc, tag, want_keys
-            )
-            rows.append(success)
-            failed_count += failed
-            oom_count += num_oom
-            oom_keys.extend(oom)
-            contended_keys.extend(contended)
+        layouts = [group.layout_desc for group in request.key_groups]
+        success, failed_count, oom_count, oom_keys, contended_keys = self._l1_managers[l1_idx].reserve_write_cells(
+            self._handle(request, l1_idx), cells, temporary, layouts, tag, want_keys
+        )
         if oom_count:
             logger.warning(
                 "%s: %d L1 reservations failed with out-of-memory; L1 may be under memory pressure", tag, oom_count
@@ -366,7 +349,7 @@ class BitplanPrefetchController(_pc.PrefetchController):
                     metadata={"reason": "l1_contended", "keys": contended_keys},
                 )
             )
-        return Bitmap2D(rows) if rows else cells.zeros_like(), failed_count
+        return success, failed_count
 
     def _submit_load_tasks(self, request: Any, reserved_objs: dict) -> None:
         tag = _write_tag(request.request_id)
