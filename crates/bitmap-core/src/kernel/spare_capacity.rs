@@ -85,7 +85,7 @@ pub(crate) enum Combine {
 /// Replaces the words of `out` with `a OP b`, each written once into spare
 /// capacity: a new bitmap's result costs one pass over the operands, where
 /// a copy of `a` and an in-place operation would cost two (measured in
-/// `docs/PERFORMANCE.md`, "Operators into a new bitmap").
+/// `docs/perf/2026-12-02-operators.md`).
 ///
 /// Panics, leaving `out` empty, unless `a` and `b` have one length.
 pub(crate) fn combine_overwrite(op: Combine, a: &[u64], b: &[u64], out: &mut Words) {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 # No `import threading` or `typing` at run time: with what they pull in
 # (collections, functools, re, enum, warnings) they were most of `import
-# bitplan`'s time (docs/PERFORMANCE.md, "Shipping"). The lock is
+# bitplan`'s time (docs/perf/2026-12-02-shipping.md). The lock is
 # threading.Lock's own type, from _thread; the type parameter is for type
 # checkers, which take the TYPE_CHECKING branch (by that name).
 from _thread import allocate_lock

@@ -71,7 +71,7 @@ pub(crate) fn is_available() -> bool {
 }
 
 // The table. Where the AVX2 kernel's function is measured faster on Zen 4
-// (docs/PERFORMANCE.md, "AVX-512"), the entry takes it: the in-place
+// (docs/perf/2026-12-01-avx512.md), the entry takes it: the in-place
 // operations and `union_many` move one or two logic instructions per word
 // loaded and stored, so a 512-bit register saves only instructions, and
 // on Zen 4 (each 512-bit operation run as two 256-bit halves) the 512-bit
