@@ -12,11 +12,11 @@ attention), 128-byte objects and 2 ``MockL2Adapter``\\ s; its keys are
 Each request is timed from ``submit_prefetch_task`` to the return of
 ``wait_prefetch_status`` (wall clock, ``time.perf_counter``); reading the
 result and releasing its locks, and the deletes that prepare an ``L2``
-request, are not timed. The two managers live side by side; the switch is
-turned on before each request of bitplan's manager and off before each of
-the stock one (a manager keeps the classes it was built with, but LMCache's
-modules read their bitmap, grid and policy names at each call), and the
-requests alternate stock, bitplan, stock, ...
+request, are not timed. Each manager lives in a process of its own, as a
+server has it (one process's threads share a GIL, so the other manager's
+threads would take turns with the request's); bitplan's process installs
+the switch before it builds its manager, and the requests alternate stock,
+bitplan, stock, ... so that both see the same moments of a noisy machine.
 
 ``--profile`` instead runs each manager's requests under yappi (CPU time,
 every thread) and prints where the CPU goes, by component (``pip install
