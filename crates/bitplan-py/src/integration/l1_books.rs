@@ -45,6 +45,16 @@ impl PyL1Books {
     fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Books> {
         self.books.lock_py_attached(py).unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// `work` on the books under their lock, with a bin for the objects
+    /// they let go of, emptied once the lock is released: dropping a
+    /// Python object can run its `__del__`, which may call these books.
+    fn with_books<R>(&self, py: Python<'_>, work: impl FnOnce(&mut Books, &mut Garbage) -> PyResult<R>) -> PyResult<R> {
+        let mut garbage = Garbage::new();
+        let answer = work(&mut self.lock(py), &mut garbage);
+        drop(garbage);
+        answer
+    }
 }
 
 #[pymethods]
@@ -125,22 +135,18 @@ impl PyL1Books {
     )> {
         let keys = key_list(keys)?;
         let source = Source::List(&keys);
-        let mut garbage = Garbage::new();
-        let answer = {
-            let mut books = self.lock(py);
-            let (outcomes, freed) = ops::finish_read(&mut books, py, &source, total, &mut garbage)?;
+        self.with_books(py, |books, garbage| {
+            let (outcomes, freed) = ops::finish_read(books, py, &source, total, garbage)?;
             let mut staging = freed.staging;
             garbage.append(&mut staging);
-            (
-                codes_dict(&books, py, &source, &outcomes)?,
+            Ok((
+                codes_dict(books, py, &source, &outcomes)?,
                 if want { Some(keys_at(py, &source, &successes(&outcomes))?) } else { None },
                 keys_at(py, &source, &freed.positions)?,
                 objects(py, freed.objects)?,
-                failed_pairs(&books, py, &source, &outcomes)?,
-            )
-        };
-        drop(garbage);
-        Ok(answer)
+                failed_pairs(books, py, &source, &outcomes)?,
+            ))
+        })
     }
 
     /// How many of `keys` need a new object from `reserve_write` for `tag`.
@@ -176,20 +182,16 @@ impl PyL1Books {
             )));
         }
         let source = Source::List(&keys);
-        let mut garbage = Garbage::new();
-        let answer = {
-            let mut books = self.lock(py);
+        self.with_books(py, |books, garbage| {
             let tag = books.tag_id(py, tag, true)?;
-            let done = ops::reserve_write(&mut books, py, &source, &flags, tag, allocated, &mut garbage)?;
-            (
-                objects_dict(&books, py, &source, &done.outcomes, &done.answers)?,
+            let done = ops::reserve_write(books, py, &source, &flags, tag, allocated, garbage)?;
+            Ok((
+                objects_dict(books, py, &source, &done.outcomes, &done.answers)?,
                 if want { Some(keys_at(py, &source, &done.reported)?) } else { None },
                 objects(py, done.staged)?,
                 objects(py, done.unused)?,
-            )
-        };
-        drop(garbage);
-        Ok(answer)
+            ))
+        })
     }
 
     /// `finish_write`: `(dict, notified keys or None, notified objects,
@@ -211,11 +213,9 @@ impl PyL1Books {
     )> {
         let keys = key_list(keys)?;
         let source = Source::List(&keys);
-        let mut garbage = Garbage::new();
-        let answer = {
-            let mut books = self.lock(py);
+        self.with_books(py, |books, garbage| {
             let tag = books.tag_id(py, tag, false)?;
-            let done = ops::finish(&mut books, py, &source, tag, Finish::Write, &mut garbage)?;
+            let done = ops::finish(books, py, &source, tag, Finish::Write, garbage)?;
             // LMCache notifies the admitted keys that are not temporary.
             let (notified, notified_objects): (Vec<usize>, Vec<Py<PyAny>>) = done
                 .admitted
@@ -225,17 +225,15 @@ impl PyL1Books {
                 .filter(|(_, temporary)| !**temporary)
                 .map(|((&i, object), _)| (i, object.clone_ref(py)))
                 .unzip();
-            (
-                codes_dict(&books, py, &source, &done.outcomes)?,
+            Ok((
+                codes_dict(books, py, &source, &done.outcomes)?,
                 if want { Some(keys_at(py, &source, &notified)?) } else { None },
                 objects(py, notified_objects)?,
                 objects(py, done.admitted_objects)?,
                 objects(py, done.discarded)?,
                 keys_at(py, &source, &done.expired)?,
-            )
-        };
-        drop(garbage);
-        Ok(answer)
+            ))
+        })
     }
 
     /// `finish_write_and_reserve_read`: `(dict, admitted keys or None, their
@@ -260,34 +258,31 @@ impl PyL1Books {
     )> {
         let keys = key_list(keys)?;
         let source = Source::List(&keys);
-        let mut garbage = Garbage::new();
-        let answer =
-            {
-                let mut books = self.lock(py);
-                let tag = books.tag_id(py, tag, false)?;
-                let done = ops::finish(&mut books, py, &source, tag, Finish::WriteAndRead(total), &mut garbage)?;
-                let slots_now: Vec<Option<u32>> = books.keys.iter().map(|&key| books.tier.slot_of(key)).collect();
-                let answers: Vec<Option<Bound<'py, PyAny>>> =
-                    done.outcomes
-                        .iter()
-                        .enumerate()
-                        .map(|(i, o)| {
-                            if o.is_success() { slots_now[i].and_then(|s| books.resident_answer(py, s)) } else { None }
-                        })
-                        .collect();
-                let admitted_copy: Vec<Py<PyAny>> = done.admitted_objects.iter().map(|o| o.clone_ref(py)).collect();
-                (
-                    objects_dict(&books, py, &source, &done.outcomes, &answers)?,
-                    if want { Some(keys_at(py, &source, &done.admitted)?) } else { None },
-                    objects(py, admitted_copy)?,
-                    keys_at(py, &source, &done.resident)?,
-                    objects(py, done.admitted_objects)?,
-                    objects(py, done.discarded)?,
-                    keys_at(py, &source, &done.expired)?,
+        self.with_books(py, |books, garbage| {
+            let tag = books.tag_id(py, tag, false)?;
+            let done = ops::finish(books, py, &source, tag, Finish::WriteAndRead(total), garbage)?;
+            let slots_now: Vec<Option<u32>> = books.keys.iter().map(|&key| books.tier.slot_of(key)).collect();
+            let answers: Vec<Option<Bound<'py, PyAny>>> = done
+                .outcomes
+                .iter()
+                .enumerate()
+                .map(
+                    |(i, o)| {
+                        if o.is_success() { slots_now[i].and_then(|s| books.resident_answer(py, s)) } else { None }
+                    },
                 )
-            };
-        drop(garbage);
-        Ok(answer)
+                .collect();
+            let admitted_copy: Vec<Py<PyAny>> = done.admitted_objects.iter().map(|o| o.clone_ref(py)).collect();
+            Ok((
+                objects_dict(books, py, &source, &done.outcomes, &answers)?,
+                if want { Some(keys_at(py, &source, &done.admitted)?) } else { None },
+                objects(py, admitted_copy)?,
+                keys_at(py, &source, &done.resident)?,
+                objects(py, done.admitted_objects)?,
+                objects(py, done.discarded)?,
+                keys_at(py, &source, &done.expired)?,
+            ))
+        })
     }
 
     /// `delete`: `(dict, deleted keys, their objects, keys that had only
@@ -302,20 +297,16 @@ impl PyL1Books {
     {
         let keys = key_list(keys)?;
         let source = Source::List(&keys);
-        let mut garbage = Garbage::new();
-        let answer = {
-            let mut books = self.lock(py);
-            let (outcomes, freed) = ops::delete(&mut books, py, &source, force, &mut garbage)?;
-            (
-                codes_dict(&books, py, &source, &outcomes)?,
+        self.with_books(py, |books, garbage| {
+            let (outcomes, freed) = ops::delete(books, py, &source, force, garbage)?;
+            Ok((
+                codes_dict(books, py, &source, &outcomes)?,
                 keys_at(py, &source, &freed.positions)?,
                 objects(py, freed.objects)?,
                 keys_at(py, &source, &freed.gone)?,
                 objects(py, freed.staging)?,
-            )
-        };
-        drop(garbage);
-        Ok(answer)
+            ))
+        })
     }
 
     /// `finish_write_and_delete`: `(dict, keys left with nothing, discarded
@@ -329,20 +320,16 @@ impl PyL1Books {
     ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, Bound<'py, PyList>, Bound<'py, PyList>)> {
         let keys = key_list(keys)?;
         let source = Source::List(&keys);
-        let mut garbage = Garbage::new();
-        let answer = {
-            let mut books = self.lock(py);
+        self.with_books(py, |books, garbage| {
             let tag = books.tag_id(py, tag, false)?;
-            let done = ops::finish(&mut books, py, &source, tag, Finish::Delete, &mut garbage)?;
-            (
-                codes_dict(&books, py, &source, &done.outcomes)?,
+            let done = ops::finish(books, py, &source, tag, Finish::Delete, garbage)?;
+            Ok((
+                codes_dict(books, py, &source, &done.outcomes)?,
                 keys_at(py, &source, &done.gone)?,
                 objects(py, done.discarded)?,
                 keys_at(py, &source, &done.expired)?,
-            )
-        };
-        drop(garbage);
-        Ok(answer)
+            ))
+        })
     }
 
     /// `clear`: `(resident keys cleared, their objects, keys that had only
@@ -354,12 +341,7 @@ impl PyL1Books {
         py: Python<'py>,
         force: bool,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, Bound<'py, PyList>, Bound<'py, PyList>, usize, usize)> {
-        let mut garbage = Garbage::new();
-        let cleared = {
-            let mut books = self.lock(py);
-            ops::clear(&mut books, py, force, &mut garbage)?
-        };
-        drop(garbage);
+        let cleared = self.with_books(py, |books, garbage| ops::clear(books, py, force, garbage))?;
         Ok((
             PyList::new(py, cleared.keys)?,
             PyList::new(py, cleared.objects)?,
@@ -408,12 +390,7 @@ impl PyL1Books {
 
     /// Every object held, and the books emptied (`close`).
     fn take_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let mut garbage = Garbage::new();
-        let taken = {
-            let mut books = self.lock(py);
-            ops::take_all(&mut books, py, &mut garbage)?
-        };
-        drop(garbage);
+        let taken = self.with_books(py, |books, garbage| ops::take_all(books, py, garbage))?;
         PyList::new(py, taken)
     }
 
@@ -437,12 +414,7 @@ impl PyL1Books {
         if num_rows == 0 || len % num_rows != 0 {
             return Err(PyValueError::new_err(format!("{len} keys are not {num_rows} rows of equal width")));
         }
-        let mut garbage = Garbage::new();
-        let ids = {
-            let mut books = self.lock(py);
-            books.pin(flat_keys, &mut garbage)?
-        };
-        drop(garbage);
+        let ids = self.with_books(py, |books, garbage| books.pin(flat_keys, garbage))?;
         Ok(PinnedKeys::new(flat_keys.clone().unbind(), ids, (num_rows, len / num_rows)))
     }
 
@@ -496,20 +468,17 @@ impl PyL1Books {
         let ids = request.ids()?;
         let flat = request.flat(py);
         let source = Source::Cells { flat: &flat, ids: &ids, positions: &positions };
-        let mut garbage = Garbage::new();
-        let answer = {
-            let mut books = self.lock(py);
-            let (outcomes, freed) = ops::finish_read(&mut books, py, &source, total, &mut garbage)?;
+        let answer = self.with_books(py, |books, garbage| {
+            let (outcomes, freed) = ops::finish_read(books, py, &source, total, garbage)?;
             let mut staging = freed.staging;
             garbage.append(&mut staging);
-            (
+            Ok((
                 if want { Some(keys_at(py, &source, &successes(&outcomes))?) } else { None },
                 keys_at(py, &source, &freed.positions)?,
                 objects(py, freed.objects)?,
-                failed_pairs(&books, py, &source, &outcomes)?,
-            )
-        };
-        drop(garbage);
+                failed_pairs(books, py, &source, &outcomes)?,
+            ))
+        })?;
         Ok(Some(answer))
     }
 
@@ -585,9 +554,7 @@ impl PyL1Books {
         let cols = request.shape().1;
         let ids = request.ids()?;
         let flat = request.flat(py);
-        let mut garbage = Garbage::new();
-        let answer = {
-            let mut books = self.lock(py);
+        self.with_books(py, |books, garbage| {
             let tag = books.tag_id(py, tag, true)?;
             let mut success = Vec::new();
             let mut reported = Vec::new();
@@ -606,7 +573,7 @@ impl PyL1Books {
                 // nothing (LMCache returns early); one whose allocation
                 // failed (None) still reports its hand-overs.
                 let needed = objects.as_ref().is_none_or(|objects| !objects.is_empty());
-                let done = ops::reserve_write(&mut books, py, &source, &flags, tag, objects, &mut garbage)?;
+                let done = ops::reserve_write(books, py, &source, &flags, tag, objects, garbage)?;
                 for (i, outcome) in done.outcomes.iter().enumerate() {
                     match outcome {
                         Outcome::Success => success.push(positions[i]),
@@ -633,7 +600,7 @@ impl PyL1Books {
                 staged.extend(done.staged);
                 unused.extend(done.unused);
             }
-            (
+            Ok((
                 success_grid(py, request.shape(), &success, &vec![Outcome::Success; success.len()])?,
                 PyList::new(py, reported)?,
                 objects(py, staged)?,
@@ -642,10 +609,8 @@ impl PyL1Books {
                 num_oom,
                 PyList::new(py, oom)?,
                 PyList::new(py, contended)?,
-            )
-        };
-        drop(garbage);
-        Ok(answer)
+            ))
+        })
     }
 
     /// `tag`'s staging objects for the keys of `cells`, row-major (what a
@@ -702,22 +667,19 @@ impl PyL1Books {
         let ids = request.ids()?;
         let flat = request.flat(py);
         let source = Source::Cells { flat: &flat, ids: &ids, positions: &positions };
-        let mut garbage = Garbage::new();
-        let answer = {
-            let mut books = self.lock(py);
+        let answer = self.with_books(py, |books, garbage| {
             let tag = books.tag_id(py, tag, false)?;
-            let done = ops::finish(&mut books, py, &source, tag, Finish::WriteAndRead(total), &mut garbage)?;
+            let done = ops::finish(books, py, &source, tag, Finish::WriteAndRead(total), garbage)?;
             let admitted_copy: Vec<Py<PyAny>> = done.admitted_objects.iter().map(|o| o.clone_ref(py)).collect();
-            (
+            Ok((
                 if want { Some(keys_at(py, &source, &done.admitted)?) } else { None },
                 objects(py, admitted_copy)?,
                 keys_at(py, &source, &done.resident)?,
                 objects(py, done.admitted_objects)?,
                 objects(py, done.discarded)?,
                 keys_at(py, &source, &done.expired)?,
-            )
-        };
-        drop(garbage);
+            ))
+        })?;
         Ok(Some(answer))
     }
 
@@ -738,14 +700,11 @@ impl PyL1Books {
         let ids = request.ids()?;
         let flat = request.flat(py);
         let source = Source::Cells { flat: &flat, ids: &ids, positions: &positions };
-        let mut garbage = Garbage::new();
-        let answer = {
-            let mut books = self.lock(py);
+        let answer = self.with_books(py, |books, garbage| {
             let tag = books.tag_id(py, tag, false)?;
-            let done = ops::finish(&mut books, py, &source, tag, Finish::Delete, &mut garbage)?;
-            (keys_at(py, &source, &done.gone)?, objects(py, done.discarded)?, keys_at(py, &source, &done.expired)?)
-        };
-        drop(garbage);
+            let done = ops::finish(books, py, &source, tag, Finish::Delete, garbage)?;
+            Ok((keys_at(py, &source, &done.gone)?, objects(py, done.discarded)?, keys_at(py, &source, &done.expired)?))
+        })?;
         Ok(Some(answer))
     }
 }
