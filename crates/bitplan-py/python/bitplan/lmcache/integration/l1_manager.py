@@ -112,21 +112,26 @@ class BitplanL1Manager(L1Manager):
         with self._lock:
             return self._books.unsafe_read(keys)
 
+    def _finished_reads(self, successful: list, freed_keys: list, freed_objs: list, warned: list) -> None:
+        """After a ``finish_read`` (under the lock): the warnings, the
+        objects of keys deleted once their last reader left back to the
+        memory manager, and the listeners and the bus told, in LMCache's
+        order."""
+        self._warn_finish_read(warned)
+        freed_meta = [self._object_meta(obj) for obj in freed_objs] if self._bus() else None
+        self._memory_manager.free(freed_objs)
+        self._listeners.emit_pairs("on_l1_keys_read_finished", successful, "on_l1_keys_deleted_by_manager", freed_keys)
+        if self._bus():
+            self._publish(EventType.L1_READ_FINISHED, keys=successful)
+            self._publish(EventType.L1_KEYS_EVICTED, keys=freed_keys, meta=freed_meta)
+
     def finish_read(self, keys: list, read_locks: int = 1) -> dict:
         total = validate_read_locks(read_locks)
         with self._lock:
             ret, successful, freed_keys, freed_objs, warned = self._books.finish_read(
                 keys, total, self._wants("on_l1_keys_read_finished")
             )
-            self._warn_finish_read(warned)
-            freed_meta = [self._object_meta(obj) for obj in freed_objs] if self._bus() else None
-            self._memory_manager.free(freed_objs)
-            self._listeners.emit_pairs(
-                "on_l1_keys_read_finished", successful, "on_l1_keys_deleted_by_manager", freed_keys
-            )
-            if self._bus():
-                self._publish(EventType.L1_READ_FINISHED, keys=successful)
-                self._publish(EventType.L1_KEYS_EVICTED, keys=freed_keys, meta=freed_meta)
+            self._finished_reads(successful, freed_keys, freed_objs, warned)
             return ret
 
     def _warn_finish_read(self, warned: list) -> None:
@@ -367,15 +372,7 @@ class BitplanL1Manager(L1Manager):
             if answer is None:
                 return
             successful, freed_keys, freed_objs, warned = answer
-            self._warn_finish_read(warned)
-            freed_meta = [self._object_meta(obj) for obj in freed_objs] if self._bus() else None
-            self._memory_manager.free(freed_objs)
-            self._listeners.emit_pairs(
-                "on_l1_keys_read_finished", successful, "on_l1_keys_deleted_by_manager", freed_keys
-            )
-            if self._bus():
-                self._publish(EventType.L1_READ_FINISHED, keys=successful)
-                self._publish(EventType.L1_KEYS_EVICTED, keys=freed_keys, meta=freed_meta)
+            self._finished_reads(successful, freed_keys, freed_objs, warned)
 
     def reserve_write_cells(
         self, request: Any, cells: Any, temporary: Any, layouts: list, tag: str, want_failures: bool
