@@ -13,22 +13,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lmcache.v1.distributed.api import MemoryLayoutDesc, ObjectKey
 from lmcache.v1.distributed.config import L1ManagerConfig, L1MemoryManagerConfig
+from lmcache.v1.distributed.internal_api import L1ManagerListener
 from lmcache.v1.distributed.l1_manager import L1Manager
 
+from bitplan.lmcache.integration import listeners
 from bitplan.lmcache.integration.l1_manager import BitplanL1Manager
 
 KEYS = [ObjectKey(ObjectKey.IntHash2Bytes(i), "m", i % 2) for i in range(8)]
 LAYOUT = MemoryLayoutDesc(shapes=[torch.Size([64])], dtypes=[torch.float16])
 TAGS = ["", "a", "b"]
-EVENTS = (
-    "on_l1_keys_reserved_read",
-    "on_l1_keys_read_finished",
-    "on_l1_keys_reserved_write",
-    "on_l1_keys_write_finished",
-    "on_l1_keys_finish_write_and_reserve_read",
-    "on_l1_keys_deleted_by_manager",
-    "on_l1_keys_accessed",
-)
+# The listener interface, read from LMCache's own class (not from bitplan's
+# copy of it, which test_listener_events_are_lmcaches checks).
+EVENTS = tuple(name for name in vars(L1ManagerListener) if name.startswith("on_"))
 
 
 class Recorder:
@@ -162,6 +158,11 @@ def test_the_same_answers_events_and_usage(sequence):
         theirs.close()
         mine.close()
 
+
+
+def test_listener_events_are_lmcaches():
+    assert listeners.EVENTS == EVENTS
+    assert len(EVENTS) == 7
 
 def test_a_length_mismatch_raises_what_lmcache_raises_and_changes_nothing():
     (theirs, _), (mine, my_log) = manager(L1Manager), manager(BitplanL1Manager)
