@@ -2,7 +2,7 @@
 //! once, by id, for the request's life; and the cells of a grid as
 //! positions in the request's row-major key list.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -18,13 +18,13 @@ use crate::lmcache::grid::LmGrid;
 pub(crate) struct PinnedKeys {
     flat: Py<PyList>,
     /// None once released.
-    ids: Mutex<Option<Vec<u32>>>,
+    ids: Mutex<Option<Arc<[u32]>>>,
     shape: (usize, usize),
 }
 
 impl PinnedKeys {
     pub(crate) fn new(flat: Py<PyList>, ids: Vec<u32>, shape: (usize, usize)) -> PinnedKeys {
-        PinnedKeys { flat, ids: Mutex::new(Some(ids)), shape }
+        PinnedKeys { flat, ids: Mutex::new(Some(ids.into())), shape }
     }
 
     pub(crate) fn shape(&self) -> (usize, usize) {
@@ -35,18 +35,19 @@ impl PinnedKeys {
         self.flat.bind(py).clone()
     }
 
-    /// The ids (a copy: a call holds them while the books' lock is taken).
-    pub(crate) fn ids(&self) -> PyResult<Vec<u32>> {
+    /// The ids, shared: a call holds them while the books' lock is taken,
+    /// and every phase of a request asks for them, so they are not copied.
+    pub(crate) fn ids(&self) -> PyResult<Arc<[u32]>> {
         self.ids
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner)
             .clone()
             .ok_or_else(|| PyRuntimeError::new_err("the request's keys were released"))
     }
 
     /// The ids, taken out (None if released already).
-    pub(crate) fn take_ids(&self) -> Option<Vec<u32>> {
-        self.ids.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    pub(crate) fn take_ids(&self) -> Option<Arc<[u32]>> {
+        self.ids.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 }
 
@@ -61,7 +62,7 @@ impl PinnedKeys {
     /// Whether the books still hold the keys.
     #[getter]
     fn held(&self) -> bool {
-        self.ids.lock().unwrap_or_else(std::sync::PoisonError::into_inner).is_some()
+        self.ids.lock().unwrap_or_else(PoisonError::into_inner).is_some()
     }
 
     fn __len__(&self) -> usize {
