@@ -119,6 +119,15 @@ pub(crate) fn key_count(keys: &Bound<'_, PyAny>) -> PyResult<usize> {
     if keys.is_instance_of::<PyInt>() { count(keys, "the number of keys") } else { keys.len() }
 }
 
+/// A keys argument as a list: LMCache passes lists, and any iterable is
+/// taken (collected once, so that a generator is read only once).
+pub(crate) fn key_list<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+    match keys.cast::<pyo3::types::PyList>() {
+        Ok(list) => Ok(list.clone()),
+        Err(_) => Ok(pyo3::types::PyList::new(keys.py(), keys.try_iter()?.collect::<PyResult<Vec<_>>>()?)?),
+    }
+}
+
 /// A window list: any iterable of ints (not a `str`).
 pub(crate) fn windows(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
     if obj.is_instance_of::<pyo3::types::PyString>() {

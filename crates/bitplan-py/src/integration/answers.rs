@@ -10,36 +10,7 @@ use tier_state::Outcome;
 
 use crate::integration::books::{Books, Source};
 use crate::lmcache::grid::LmGrid;
-
-/// The keys argument as a list (LMCache passes lists; any iterable is
-/// taken).
-pub(crate) fn key_list<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-    match keys.cast::<PyList>() {
-        Ok(list) => Ok(list.clone()),
-        Err(_) => Ok(PyList::new(keys.py(), keys.try_iter()?.collect::<PyResult<Vec<_>>>()?)?),
-    }
-}
-
-/// `(code, None)`, one tuple per code and call.
-struct Failures<'py> {
-    made: [Option<Bound<'py, PyAny>>; 7],
-}
-
-impl<'py> Failures<'py> {
-    fn new() -> Failures<'py> {
-        Failures { made: Default::default() }
-    }
-
-    fn get(&mut self, books: &Books, py: Python<'py>, outcome: Outcome) -> PyResult<Bound<'py, PyAny>> {
-        let at = outcome as usize;
-        if let Some(made) = &self.made[at] {
-            return Ok(made.clone());
-        }
-        let made = PyTuple::new(py, [books.code(py, outcome).clone(), py.None().into_bound(py)])?.into_any();
-        self.made[at] = Some(made.clone());
-        Ok(made)
-    }
-}
+use crate::tiers::common::Failures;
 
 /// The Python keys at `positions` of `source`, as a list.
 pub(crate) fn keys_at<'py>(
@@ -101,11 +72,11 @@ pub(crate) fn objects_dict<'py>(
     answers: &[Option<Bound<'py, PyAny>>],
 ) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
-    let mut failures = Failures::new();
+    let mut failures = Failures::new(&books.codes);
     for (i, &outcome) in outcomes.iter().enumerate() {
         let value = match &answers[i] {
             Some(answer) if outcome.is_success() => answer.clone(),
-            _ => failures.get(books, py, outcome)?,
+            _ => failures.get(py, outcome)?,
         };
         out.set_item(source.key(i)?, value)?;
     }

@@ -23,16 +23,15 @@ use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList, PyTuple};
-use tier_state::{MAX_CAPACITY, Outcome, SystemClock, Tier, TierConfig, TierKey, create_policy};
+use tier_state::{MAX_CAPACITY, Outcome, TierKey};
 
-use crate::boundary::errors::IntoPyErr;
-use crate::integration::answers::{
-    codes_dict, failed_pairs, key_list, keys_at, objects, objects_dict, success_grid, successes,
-};
+use crate::boundary::args::key_list;
+use crate::integration::answers::{codes_dict, failed_pairs, keys_at, objects, objects_dict, success_grid, successes};
 use crate::integration::books::{Books, Garbage, Source, UNKNOWN};
 use crate::integration::ops::{self, Finish};
 use crate::integration::request::{PinnedKeys, cell_positions, row_cells};
 use crate::lmcache::grid::LmGrid;
+use crate::tiers::common::{build_tier, checked_l1_errors};
 
 /// The books (see the module docs).
 #[pyclass(name = "L1Books", module = "bitplan.lmcache.integration", frozen)]
@@ -62,31 +61,18 @@ impl PyL1Books {
     /// `L1Books(errors, read_ttl_seconds, write_ttl_seconds)`: empty books;
     /// `errors` are LMCache's seven `L1Error` members, SUCCESS first.
     #[new]
-    fn new(errors: &Bound<'_, PyTuple>, read_ttl_seconds: f64, write_ttl_seconds: f64) -> PyResult<PyL1Books> {
-        if errors.len() != Outcome::ALL.len() {
-            return Err(PyValueError::new_err(format!("{} L1Error members, expected 7", errors.len())));
-        }
-        for (member, outcome) in errors.iter().zip(Outcome::ALL) {
-            let name: String = member.getattr("name")?.extract()?;
-            if name != outcome.name() {
-                return Err(PyValueError::new_err(format!("L1Error member {name}, expected {}", outcome.name())));
-            }
-        }
-        let ttl = |seconds: f64, name: &str| -> PyResult<u64> {
-            if seconds.is_finite() && seconds >= 0.0 && seconds * 1000.0 < u64::MAX as f64 {
-                Ok((seconds * 1000.0) as u64)
-            } else {
-                Err(PyValueError::new_err(format!("{name} must be a finite number of seconds >= 0, got {seconds}")))
-            }
-        };
+    fn new(
+        py: Python<'_>,
+        errors: &Bound<'_, PyTuple>,
+        read_ttl_seconds: f64,
+        write_ttl_seconds: f64,
+    ) -> PyResult<PyL1Books> {
+        let errors = checked_l1_errors(errors)?;
         // The memory manager decides what fits: the tier never refuses for
         // capacity. No policy: LMCache's eviction controller has its own,
         // which hears the events through the manager's listeners.
-        let config = TierConfig::new(MAX_CAPACITY)
-            .with_ttls_ms(ttl(read_ttl_seconds, "read_ttl_seconds")?, ttl(write_ttl_seconds, "write_ttl_seconds")?);
-        let policy = create_policy("noop").map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let tier = Tier::with_parts(config, Box::new(SystemClock::new()), policy).map_err(IntoPyErr::into_py_err)?;
-        Ok(PyL1Books { books: Mutex::new(Books::new(errors.py(), tier, errors.iter().map(Bound::unbind).collect())) })
+        let tier = build_tier(MAX_CAPACITY, read_ttl_seconds, write_ttl_seconds, None, None, "noop")?;
+        Ok(PyL1Books { books: Mutex::new(Books::new(py, tier, errors)) })
     }
 
     // -- LMCache's calls ------------------------------------------------

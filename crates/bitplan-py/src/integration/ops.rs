@@ -113,8 +113,8 @@ pub(crate) fn reserve_write<'py>(
     books.prepare(source)?;
     let n = books.keys.len();
     let mut outcomes = vec![Outcome::Success; n];
-    let mut handovers = Vec::new();
-    let mut fresh = Vec::new();
+    // The keys to reserve, in call order: handovers and fresh ones alike.
+    let mut subset = Vec::new();
     for (i, &key) in books.keys.iter().enumerate() {
         let state = if key == UNKNOWN { None } else { books.tier.stage_state(key, tag) };
         if key != UNKNOWN && books.tier.is_resident(key) {
@@ -122,14 +122,12 @@ pub(crate) fn reserve_write<'py>(
         } else {
             match state {
                 Some(true) => outcomes[i] = Outcome::KeyNotWritable,
-                Some(false) => handovers.push(i),
-                None if allocated.is_some() => fresh.push(i),
+                Some(false) => subset.push(i),
+                None if allocated.is_some() => subset.push(i),
                 None => outcomes[i] = Outcome::OutOfMemory,
             }
         }
     }
-    let mut subset: Vec<usize> = handovers.iter().chain(&fresh).copied().collect();
-    subset.sort_unstable();
     let keys = books.reserve_write_subset(&subset, temporary, tag, garbage, source)?;
     let tier_outcomes = books.outcomes();
     let slots = books.batch.slots().to_vec();

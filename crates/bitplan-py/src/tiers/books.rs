@@ -35,10 +35,11 @@ use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use tier_state::{Answer, Batch, Flags, Outcome, Tier, TierKey};
 
+use crate::boundary::args::key_list;
 use crate::boundary::errors::OrPyErr;
 use crate::key_table::table::KeyTable;
 use crate::tiers::chunk::capacity_arg;
-use crate::tiers::common::{PyManualClock, Tags, build_tier, l1_errors};
+use crate::tiers::common::{Failures, PyManualClock, Tags, build_tier, l1_errors};
 
 /// The key of a Python key the books have never seen: no id reaches it.
 const UNKNOWN: TierKey = TierKey::new(u64::MAX, 0);
@@ -64,29 +65,6 @@ struct Books {
 
 /// Python objects the books let go of, dropped once the lock is released.
 type Garbage = Vec<Py<PyAny>>;
-
-/// The answers `(code, None)` of failed keys, one tuple per code and call
-/// (a miss-heavy `reserve_read` makes no tuple per key).
-struct Failures<'py> {
-    codes: &'py [Py<PyAny>],
-    made: [Option<Bound<'py, PyAny>>; 7],
-}
-
-impl<'py> Failures<'py> {
-    fn new(codes: &'py [Py<PyAny>]) -> Failures<'py> {
-        Failures { codes, made: Default::default() }
-    }
-
-    fn get(&mut self, py: Python<'py>, outcome: Outcome) -> PyResult<Bound<'py, PyAny>> {
-        let at = outcome as usize;
-        if let Some(made) = &self.made[at] {
-            return Ok(made.clone());
-        }
-        let made = PyTuple::new(py, [self.codes[at].bind(py).clone(), py.None().into_bound(py)])?.into_any();
-        self.made[at] = Some(made.clone());
-        Ok(made)
-    }
-}
 
 impl Books {
     /// The ids of `keys`, in order; [`UNKNOWN`] for a key never seen.
@@ -213,15 +191,6 @@ impl Books {
 #[derive(Debug)]
 pub(crate) struct PyL1Bookkeeper {
     books: Mutex<Books>,
-}
-
-/// The keys argument as a list (LMCache passes lists; any iterable is
-/// taken).
-fn key_list<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-    match keys.cast::<PyList>() {
-        Ok(list) => Ok(list.clone()),
-        Err(_) => Ok(PyList::new(keys.py(), keys.try_iter()?.collect::<PyResult<Vec<_>>>()?)?),
-    }
 }
 
 impl PyL1Bookkeeper {

@@ -30,6 +30,15 @@ static L1_ERRORS: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
 /// Registers `L1Error`'s seven members, in LMCache's order (SUCCESS first).
 #[pyfunction(name = "_register_l1_errors")]
 pub(crate) fn register_l1_errors(py: Python<'_>, members: &Bound<'_, PyTuple>) -> PyResult<()> {
+    let members = checked_l1_errors(members)?;
+    // A second registration (a reloaded module) keeps the first members.
+    let _ = L1_ERRORS.set(py, members);
+    Ok(())
+}
+
+/// An `L1Error` enum's seven members, checked to be LMCache's, in its
+/// order (SUCCESS first).
+pub(crate) fn checked_l1_errors(members: &Bound<'_, PyTuple>) -> PyResult<Vec<Py<PyAny>>> {
     if members.len() != Outcome::ALL.len() {
         return Err(PyValueError::new_err(format!(
             "{} L1Error members, expected {}",
@@ -43,10 +52,7 @@ pub(crate) fn register_l1_errors(py: Python<'_>, members: &Bound<'_, PyTuple>) -
             return Err(PyValueError::new_err(format!("L1Error member {name}, expected {}", outcome.name())));
         }
     }
-    let members: Vec<Py<PyAny>> = members.iter().map(Bound::unbind).collect();
-    // A second registration (a reloaded module) keeps the first members.
-    let _ = L1_ERRORS.set(py, members);
-    Ok(())
+    Ok(members.iter().map(Bound::unbind).collect())
 }
 
 /// The `L1Error` members, indexed by [`Outcome`] (as `u8`).
@@ -55,6 +61,29 @@ pub(crate) fn l1_errors(py: Python<'_>) -> PyResult<&[Py<PyAny>]> {
         .get(py)
         .map(Vec::as_slice)
         .ok_or_else(|| PyRuntimeError::new_err("import bitplan.lmcache.tiers first: it registers L1Error"))
+}
+
+/// The answers `(code, None)` of failed keys, one tuple per code and call
+/// (a miss-heavy `reserve_read` makes no tuple per key).
+pub(crate) struct Failures<'py> {
+    codes: &'py [Py<PyAny>],
+    made: [Option<Bound<'py, PyAny>>; 7],
+}
+
+impl<'py> Failures<'py> {
+    pub(crate) fn new(codes: &'py [Py<PyAny>]) -> Failures<'py> {
+        Failures { codes, made: Default::default() }
+    }
+
+    pub(crate) fn get(&mut self, py: Python<'py>, outcome: Outcome) -> PyResult<Bound<'py, PyAny>> {
+        let at = outcome as usize;
+        if let Some(made) = &self.made[at] {
+            return Ok(made.clone());
+        }
+        let made = PyTuple::new(py, [self.codes[at].bind(py).clone(), py.None().into_bound(py)])?.into_any();
+        self.made[at] = Some(made.clone());
+        Ok(made)
+    }
 }
 
 /// A writer's tag: LMCache's `tag: str`, or an int the caller numbers its
