@@ -33,11 +33,6 @@ from bitplan import _native
 
 _EvictionCore = _native.lmcache._EvictionCore
 
-#: The names ``CreateEvictionPolicy`` accepts under bitplan: LMCache
-#: 0.5.6's four and bitplan's S3-FIFO.
-POLICY_NAMES = ("LRU", "ARC", "IsolatedLRU", "noop", "S3FIFO")
-
-
 class _NativePolicy(_EvictionCore, EvictionPolicy):
     """What the classes share: LMCache's ``EvictionAction`` as the answer."""
 
@@ -90,9 +85,6 @@ class IsolatedLRUEvictionPolicy(_NativePolicy):
     @property
     def name(self) -> str:
         return self._section_name
-
-    def get_num_tracked_keys(self, cache_salt: str | None = None) -> int:
-        return _EvictionCore.get_num_tracked_keys(self, cache_salt)
 
     def get_tracked_salts(self) -> list[str]:
         return self._tracked_salts()
@@ -155,6 +147,10 @@ _BY_NAME: dict[str, Callable[[], EvictionPolicy]] = {
     "noop": NoOpEvictionPolicy,
     "S3FIFO": S3FIFOEvictionPolicy,
 }
+
+#: The names ``CreateEvictionPolicy`` accepts under bitplan: LMCache
+#: 0.5.6's four and bitplan's S3-FIFO.
+POLICY_NAMES = tuple(_BY_NAME)
 
 
 def CreateEvictionPolicy(eviction_config: EvictionConfig) -> EvictionPolicy:  # noqa: N802 - LMCache's name

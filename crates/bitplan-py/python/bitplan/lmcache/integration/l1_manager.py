@@ -27,12 +27,10 @@ the counts but not the expiry times.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from lmcache.lmcache_native import TTLLock
 from lmcache.v1.distributed.error import L1Error
-from lmcache.v1.distributed.internal_api import L1ObjectMeta
 from lmcache.v1.distributed.l1_manager import (
     L1Manager,
     L1ObjectState,
@@ -94,10 +92,6 @@ class BitplanL1Manager(L1Manager):
         if objs:
             self._staging_bytes -= _sizes(objs)
         self._memory_manager.free(objs)
-
-    def register_listener(self, listener: Any) -> None:
-        with self._lock:
-            self._registered_listeners.append(listener)
 
     # -- reads --------------------------------------------------------------
 
@@ -171,11 +165,7 @@ class BitplanL1Manager(L1Manager):
             ret, successful, staged, unused = self._books.reserve_write(
                 keys, is_temporary, tag, allocated, self._wants("on_l1_keys_reserved_write")
             )
-            self._staging_bytes += _sizes(staged)
-            self._memory_manager.free(unused)
-            self._listeners.emit("on_l1_keys_reserved_write", successful)
-            if self._bus():
-                self._publish(EventType.L1_WRITE_RESERVED, keys=successful, tag=tag)
+            self._reserved_writes(staged, unused, [successful], tag)
             return ret
 
     def finish_write(self, keys: list, tag: str = "") -> dict:
@@ -201,16 +191,47 @@ class BitplanL1Manager(L1Manager):
                     keys, total, tag, self._wants("on_l1_keys_finish_write_and_reserve_read")
                 )
             )
-            self._warn_expired("finish_write_and_reserve_read", tag, expired)
-            self._staging_bytes -= _sizes(left)
-            self._free_staging(discarded)
-            if resident_keys:
-                self._report_read_reserved(resident_keys)
-            self._listeners.emit("on_l1_keys_finish_write_and_reserve_read", successful)
-            if self._bus():
-                meta = [self._object_meta(obj) for obj in successful_objs]
-                self._publish(EventType.L1_WRITE_FINISHED_AND_READ_RESERVED, keys=successful, meta=meta)
+            self._finished_writes_and_reads(tag, successful, successful_objs, resident_keys, left, discarded, expired)
             return ret
+
+    def _reserved_writes(self, staged: list, unused: list, key_lists: list, tag: str) -> None:
+        """After a ``reserve_write`` (under the lock): the staging counted,
+        the objects not needed freed, and each list of keys reserved
+        reported (one per row for a request's cells, as LMCache reports
+        them)."""
+        self._staging_bytes += _sizes(staged)
+        self._memory_manager.free(unused)
+        for keys in key_lists:
+            self._listeners.emit("on_l1_keys_reserved_write", keys)
+            if self._bus():
+                self._publish(EventType.L1_WRITE_RESERVED, keys=keys, tag=tag)
+
+    def _finished_writes_and_reads(
+        self,
+        tag: str,
+        successful: list | None,
+        successful_objs: list,
+        resident_keys: list,
+        left: list,
+        discarded: list,
+        expired: list,
+    ) -> None:
+        """After a ``finish_write_and_reserve_read`` (under the lock)."""
+        self._warn_expired("finish_write_and_reserve_read", tag, expired)
+        self._staging_bytes -= _sizes(left)
+        self._free_staging(discarded)
+        if resident_keys:
+            self._report_read_reserved(resident_keys)
+        self._listeners.emit("on_l1_keys_finish_write_and_reserve_read", successful)
+        if self._bus():
+            meta = [self._object_meta(obj) for obj in successful_objs]
+            self._publish(EventType.L1_WRITE_FINISHED_AND_READ_RESERVED, keys=successful, meta=meta)
+
+    def _finished_writes_and_deletes(self, tag: str, gone: list, discarded: list, expired: list) -> None:
+        """After a ``finish_write_and_delete`` (under the lock)."""
+        self._warn_expired("finish_write_and_delete", tag, expired)
+        self._free_staging(discarded)
+        self._report_staging_gone(gone)
 
     def _warn_expired(self, op: str, tag: str, keys: list) -> None:
         for key in keys:
@@ -233,9 +254,7 @@ class BitplanL1Manager(L1Manager):
     def finish_write_and_delete(self, keys: list, tag: str = "") -> dict:
         with self._lock:
             ret, gone, discarded, expired = self._books.finish_write_and_delete(keys, tag)
-            self._warn_expired("finish_write_and_delete", tag, expired)
-            self._free_staging(discarded)
-            self._report_staging_gone(gone)
+            self._finished_writes_and_deletes(tag, gone, discarded, expired)
             return ret
 
     def touch_keys(self, keys: list) -> None:
@@ -339,8 +358,6 @@ class BitplanL1Manager(L1Manager):
         self._memory_manager.free(objs)
         super().close()
 
-    def _object_meta(self, memory_obj: Any) -> L1ObjectMeta:
-        return L1ObjectMeta(size_bytes=memory_obj.get_size(), backend=self._memory_manager.get_backend_type(memory_obj))
 
     # -- the controller's calls: a request's cells --------------------------
 
@@ -389,17 +406,12 @@ class BitplanL1Manager(L1Manager):
         reported to the listeners in row order, as LMCache reports it."""
         with self._lock:
             needs = self._books.count_new_cells(request, cells, tag)
-            allocated = [self._allocate(layouts[row], need) if need else [] for row, need in enumerate(needs)]
+            allocated = [self._allocate(layouts[row], need) for row, need in enumerate(needs)]
             want = self._wants("on_l1_keys_reserved_write")
             success, reported, staged, unused, failed, num_oom, oom, contended = self._books.reserve_write_cells(
                 request, cells, temporary, tag, allocated, want, want_failures
             )
-            self._staging_bytes += _sizes(staged)
-            self._memory_manager.free(unused)
-            for _row, keys in reported:
-                self._listeners.emit("on_l1_keys_reserved_write", keys)
-                if self._bus():
-                    self._publish(EventType.L1_WRITE_RESERVED, keys=keys, tag=tag)
+            self._reserved_writes(staged, unused, [keys for _row, keys in reported], tag)
             return success, failed, num_oom, oom, contended
 
     def staged_objects(self, request: Any, cells: Any, tag: str) -> list:
@@ -417,15 +429,7 @@ class BitplanL1Manager(L1Manager):
             if answer is None:
                 return
             successful, successful_objs, resident_keys, left, discarded, expired = answer
-            self._warn_expired("finish_write_and_reserve_read", tag, expired)
-            self._staging_bytes -= _sizes(left)
-            self._free_staging(discarded)
-            if resident_keys:
-                self._report_read_reserved(resident_keys)
-            self._listeners.emit("on_l1_keys_finish_write_and_reserve_read", successful)
-            if self._bus():
-                meta = [self._object_meta(obj) for obj in successful_objs]
-                self._publish(EventType.L1_WRITE_FINISHED_AND_READ_RESERVED, keys=successful, meta=meta)
+            self._finished_writes_and_reads(tag, successful, successful_objs, resident_keys, left, discarded, expired)
 
     def finish_write_and_delete_cells(self, request: Any, cells: Any, tag: str) -> None:
         with self._lock:
@@ -433,9 +437,7 @@ class BitplanL1Manager(L1Manager):
             if answer is None:
                 return
             gone, discarded, expired = answer
-            self._warn_expired("finish_write_and_delete", tag, expired)
-            self._free_staging(discarded)
-            self._report_staging_gone(gone)
+            self._finished_writes_and_deletes(tag, gone, discarded, expired)
 
 
 __all__ = ["BitplanL1Manager", "L1Books"]

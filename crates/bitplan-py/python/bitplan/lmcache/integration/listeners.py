@@ -57,17 +57,19 @@ class Listeners:
     def __init__(self, listeners: list[Any]) -> None:
         self._listeners = listeners
         self._seen = -1
+        #: Per listener, in registration order: event -> its bound method,
+        #: for the events on which it does something.
+        self._acting: list[dict[str, Callable[[list], Any]]] = []
         self._calls: dict[str, tuple[Callable[[list], Any], ...]] = {}
 
     def _refresh(self) -> None:
         listeners = list(self._listeners)
+        self._acting = [
+            {event: method for event in EVENTS if not does_nothing(method := getattr(listener, event))}
+            for listener in listeners
+        ]
         self._calls = {
-            event: tuple(
-                method
-                for method in (getattr(listener, event) for listener in listeners)
-                if not does_nothing(method)
-            )
-            for event in EVENTS
+            event: tuple(acting[event] for acting in self._acting if event in acting) for event in EVENTS
         }
         self._seen = len(listeners)
 
@@ -91,14 +93,10 @@ class Listeners:
         calls each listener twice in a row)."""
         if self._seen != len(self._listeners):
             self._refresh()
-        firsts = self._calls[first]
-        seconds = self._calls[second]
-        if not firsts and not seconds:
-            return
-        for listener in list(self._listeners):
-            method = getattr(listener, first)
-            if not does_nothing(method):
-                method(first_keys if first_keys is not None else [])
-            method = getattr(listener, second)
-            if not does_nothing(method):
-                method(second_keys if second_keys is not None else [])
+        for acting in self._acting:
+            call = acting.get(first)
+            if call is not None:
+                call(first_keys if first_keys is not None else [])
+            call = acting.get(second)
+            if call is not None:
+                call(second_keys if second_keys is not None else [])
