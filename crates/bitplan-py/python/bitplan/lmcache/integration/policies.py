@@ -25,19 +25,14 @@ from lmcache.v1.distributed.storage_controllers.prefetch_policy import (
     logger as _lmcache_logger,
 )
 
-from bitplan import _native
+from bitplan import AdapterDescriptor, _native
 from bitplan import BalancedPrefetchPolicy as _Balanced
-from bitplan import Bitmap as _FlatBitmap
-from bitplan.lmcache.bitmap_ops import fold_unfold_grouped
+from bitplan.lmcache.bitmap_ops import FULL_ATTENTION_WINDOW, fold_unfold_grouped
 from bitplan.lmcache.grids import Bitmap2D, MapState
 
 _lm = _native.lmcache
 #: LMCache's own logger: a refused plan is logged as LMCache logs it.
 logger = _lmcache_logger
-
-#: LMCache's ``FULL_ATTENTION_WINDOW_CHUNKS``.
-_FULL_ATTENTION = -1
-
 
 def _empty() -> PrefetchPlan:
     return PrefetchPlan(MapState(), MapState())
@@ -47,7 +42,9 @@ def _all_described(locked: Any, descs: Any) -> bool:
     return all(index in descs for index, _ in locked.items())
 
 
-def _merged_or_zeros(state: Any, rows: int, cols: int) -> Any:
+def merged_or_zeros(state: Any, rows: int, cols: int) -> Any:
+    """The union of a map's grids, or an empty grid of the request's shape
+    for an empty map (LMCache's ``merge()`` then its zeros fallback)."""
     merged = state.merge()
     return merged if len(merged) > 0 else Bitmap2D.zeros(rows, cols)
 
@@ -60,14 +57,14 @@ def _needed(key_groups: Any, l1_locked: Any, l2_locked: Any, fetching_policy: st
         return None
     windows = [group.sliding_window_size for group in key_groups]
     shape = (len(key_groups), len(key_groups[0].keys))
-    l1_found = _merged_or_zeros(l1_locked, *shape)
-    l2_found = _merged_or_zeros(l2_locked, *shape)
+    l1_found = merged_or_zeros(l1_locked, *shape)
+    l2_found = merged_or_zeros(l2_locked, *shape)
     if l1_found.size() != shape or l2_found.size() != shape:
         logger.error("plan_load: locked-key layout does not match key groups")
         return None
     found = l1_found + l2_found
     if fetching_policy == "full":
-        if any(w > _FULL_ATTENTION for w in windows):
+        if any(w > FULL_ATTENTION_WINDOW for w in windows):
             logger.error(
                 "plan_load: 'full' fetching does not support sliding-window key groups (windows=%s)", windows
             )
@@ -153,14 +150,6 @@ def adapter_weight(desc: Any) -> float:
     return 1.0 if weight is None else float(weight)
 
 
-class _Weighted:
-    __slots__ = ("index", "weight")
-
-    def __init__(self, index: int, weight: float) -> None:
-        self.index = index
-        self.weight = weight
-
-
 class BalancedPrefetchPolicy(DefaultPrefetchPolicy):
     """bitplan's ``balanced``: L1 as ``default``; a needed cell that several
     L2 adapters hold goes to one of them so that each adapter's load is as
@@ -188,19 +177,17 @@ class BalancedPrefetchPolicy(DefaultPrefetchPolicy):
         indices = [index for index in sorted(l2_adapter_descs) if index in l2_locked_keys]
         if not indices or needed.popcount() == 0:
             return PrefetchPlan(l1_plan, MapState())
-        # The cells row-major as one flat key space, for the flat solver.
-        lookup = {
-            index: _FlatBitmap.from_indices(rows * cols, (needed & l2_locked_keys[index]).to_flat(order="row").get_indices_list())
-            for index in indices
-        }
-        adapters = [_Weighted(index, adapter_weight(l2_adapter_descs[index])) for index in indices]
+        # The cells row-major as one flat key space, for the flat solver
+        # (it reads either bitmap class, and from_flat takes its answer).
+        lookup = {index: (needed & l2_locked_keys[index]).to_flat(order="row") for index in indices}
+        adapters = [AdapterDescriptor(index, weight=adapter_weight(l2_adapter_descs[index])) for index in indices]
         flat_plan = _Balanced().select_load_plan(rows * cols, lookup, adapters)
         l2_plan = MapState()
         for index in indices:
             cells = flat_plan.get(index)
             if cells is None or cells.popcount() == 0:
                 continue
-            l2_plan[index] = Bitmap2D.from_flat(_lm.Bitmap(rows * cols, cells.indices_array()), rows, order="row")
+            l2_plan[index] = Bitmap2D.from_flat(cells, rows, order="row")
         return PrefetchPlan(l1_plan, l2_plan)
 
 

@@ -36,9 +36,10 @@ from lmcache.v1.distributed.bitmap_ops.fold import all_grouped
 from lmcache.v1.distributed.storage_controllers import prefetch_controller as _pc
 from lmcache.v1.mp_observability.event import Event, EventType
 
+from bitplan.lmcache.bitmap_ops import fold_unfold_grouped
 from bitplan.lmcache.grids import Bitmap2D, MapState
 from bitplan.lmcache.integration.l1_manager import BitplanL1Manager
-from bitplan.lmcache.integration.policies import DefaultPrefetchPolicy, RetainPrefetchPolicy
+from bitplan.lmcache.integration.policies import DefaultPrefetchPolicy, RetainPrefetchPolicy, merged_or_zeros
 from bitplan.lmcache.integration.requests import PrefetchKeyState, build_request
 from bitplan.lmcache.native import Bitmap
 
@@ -467,13 +468,11 @@ class BitplanPrefetchController(_pc.PrefetchController):
     def _finish_request(self, request: Any) -> None:
         states = request.key_states
         num_rows, num_cols = len(request.key_groups), len(request.key_groups[0].keys)
-        found = states.l1_locked_keys.merge()
-        if len(found) == 0:
-            found = Bitmap2D.zeros(num_rows, num_cols)
+        found = merged_or_zeros(states.l1_locked_keys, num_rows, num_cols)
 
         if request.fetching_policy == "prefix":
             windows = [group.sliding_window_size for group in request.key_groups]
-            _hit_length, retain = _fold_unfold_grouped(found, windows)
+            _hit_length, retain = fold_unfold_grouped(found, windows)
             hit_cells = retain & found
         elif request.fetching_policy == "full":
             hit_cells = Bitmap2D(all_grouped(found.to_list()))
@@ -536,12 +535,6 @@ class BitplanPrefetchController(_pc.PrefetchController):
                 self._l1_managers[l1_idx].finish_read_cells(by_l1[l1_idx], request.num_kv_readers, cells)
         request.key_states = PrefetchKeyState()
         self._release_keys(request)
-
-
-def _fold_unfold_grouped(found: Any, windows: list) -> tuple[int, Any]:
-    from bitplan.lmcache.bitmap_ops import fold_unfold_grouped
-
-    return fold_unfold_grouped(found, windows)
 
 
 __all__ = ["BitplanPrefetchController"]
