@@ -58,6 +58,19 @@ class Shape:
     def layout(self, group: int) -> MemoryLayoutDesc:
         return MemoryLayoutDesc(shapes=[torch.Size([self.elements[group]])], dtypes=[torch.float16])
 
+    def key_groups(self, seq: int, chunks: int) -> list[GroupedObjectKeys]:
+        """A prefetch's rows for sequence ``seq``: one per (group, rank),
+        its first ``chunks`` chunks."""
+        return [
+            GroupedObjectKeys(
+                keys=[key(seq, j, g, r, self.ranks) for j in range(chunks)],
+                object_group_id=g,
+                layout_desc=self.layout(g),
+                sliding_window_size=self.windows[g],
+            )
+            for g, r in self.rows
+        ]
+
 
 def key(seq: int, chunk: int, group: int, rank: int, ranks: int, salt: str = "") -> ObjectKey:
     return ObjectKey(
@@ -185,16 +198,7 @@ def prefetch(
     skip_l2: bool,
     record: Record,
 ) -> None:
-    rows = shape.rows
-    groups = [
-        GroupedObjectKeys(
-            keys=[key(seq, j, g, r, shape.ranks) for j in range(chunks)],
-            object_group_id=g,
-            layout_desc=shape.layout(g),
-            sliding_window_size=shape.windows[g],
-        )
-        for g, r in rows
-    ]
+    groups = shape.key_groups(seq, chunks)
     spec = PrefetchTaskSpec(
         key_groups=groups,
         num_kv_readers=readers,

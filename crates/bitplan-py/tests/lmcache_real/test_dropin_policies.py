@@ -84,30 +84,25 @@ def cells_of(plan_state) -> dict[int, set]:
 
 
 def plans(policy_ours, policy_lmcache, lookup, weights=None):
+    """Each policy's plan of ``lookup``, over its own grids: the cells of
+    its L1 plan and of its L2 plan, by index (bitplan's first)."""
     rows, cols, windows, l1, l2, fetching = lookup
     groups = key_groups(rows, cols, windows)
     l1_descs = {index: SimpleNamespace() for index in l1}
     l2_descs = {index: SimpleNamespace(config=SimpleNamespace(weight=(weights or {}).get(index))) for index in l2}
-    theirs = policy_lmcache.plan_load(
-        groups,
-        state(LmMapState, LmBitmap, LmBitmap2D, rows, cols, l1),
-        state(LmMapState, LmBitmap, LmBitmap2D, rows, cols, l2),
-        l1_descs,
-        l2_descs,
-        fetching,
-    )
-    mine = policy_ours.plan_load(
-        groups,
-        state(MapState, Bitmap, Bitmap2D, rows, cols, l1),
-        state(MapState, Bitmap, Bitmap2D, rows, cols, l2),
-        l1_descs,
-        l2_descs,
-        fetching,
-    )
-    return (cells_of(mine.l1_planned_keys), cells_of(mine.l2_planned_keys)), (
-        cells_of(theirs.l1_planned_keys),
-        cells_of(theirs.l2_planned_keys),
-    )
+
+    def planned(policy, mapstate, bitmap, bitmap2d):
+        plan = policy.plan_load(
+            groups,
+            state(mapstate, bitmap, bitmap2d, rows, cols, l1),
+            state(mapstate, bitmap, bitmap2d, rows, cols, l2),
+            l1_descs,
+            l2_descs,
+            fetching,
+        )
+        return cells_of(plan.l1_planned_keys), cells_of(plan.l2_planned_keys)
+
+    return planned(policy_ours, MapState, Bitmap, Bitmap2D), planned(policy_lmcache, LmMapState, LmBitmap, LmBitmap2D)
 
 
 @given(lookups())

@@ -23,7 +23,7 @@ import time
 import pytest
 import scenarios
 import torch
-from lmcache.v1.distributed.api import GroupedObjectKeys, PrefetchLockMode, PrefetchTaskSpec
+from lmcache.v1.distributed.api import PrefetchLockMode, PrefetchTaskSpec
 from lmcache.v1.distributed.config import EvictionConfig, L1ManagerConfig, L1MemoryManagerConfig, StorageManagerConfig
 from lmcache.v1.distributed.l2_adapters.config import L2AdaptersConfig
 from lmcache.v1.distributed.l2_adapters.mock_l2_adapter import MockL2AdapterConfig
@@ -102,16 +102,7 @@ def test_threads_over_a_small_l1(installed, policy):
             sm.finish_write(written)
 
     def prefetch_and_read(seq: int) -> None:
-        rows = [(g, r) for g in (0, 1) for r in range(SHAPE.ranks)]
-        groups = [
-            GroupedObjectKeys(
-                keys=[key(seq, j, g, r, SHAPE.ranks) for j in range(CHUNKS)],
-                object_group_id=g,
-                layout_desc=SHAPE.layout(g),
-                sliding_window_size=SHAPE.windows[g],
-            )
-            for g, r in rows
-        ]
+        groups = SHAPE.key_groups(seq, CHUNKS)
         spec = PrefetchTaskSpec(key_groups=groups, lock_mode=PrefetchLockMode.LOCK)
         handle = sm.submit_prefetch_task(spec)
         assert sm.wait_prefetch_status(handle, 60.0)
